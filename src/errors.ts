@@ -1,0 +1,90 @@
+/**
+ * The one error table. Every failure the service reports has an ErrorCode; the STATUS table maps
+ * it to an HTTP status and a gRPC status code, so HTTP and gRPC can never disagree.
+ */
+export type ErrorCode =
+  | 'VALIDATION_ERROR'
+  | 'UNAUTHENTICATED'
+  | 'CREDITS_EXHAUSTED'
+  | 'PERMISSION_DENIED'
+  | 'NOT_FOUND'
+  | 'ROUTE_NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'RATE_LIMITED'
+  | 'TOO_MANY_STREAMS'
+  | 'INTERNAL'
+  | 'UNAVAILABLE';
+
+/** gRPC status codes by name (numeric values of grpc.status), kept here so modules need no grpc import. */
+export const GRPC = {
+  OK: 0,
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
+
+interface StatusRow {
+  http: number;
+  /** 402 has no gRPC code in service.md; decisions.md settles it as FAILED_PRECONDITION. */
+  grpc: number;
+  title: string;
+}
+
+export const STATUS: Record<ErrorCode, StatusRow> = {
+  VALIDATION_ERROR: { http: 400, grpc: GRPC.INVALID_ARGUMENT, title: 'Validation error' },
+  UNAUTHENTICATED: { http: 401, grpc: GRPC.UNAUTHENTICATED, title: 'Unauthorized' },
+  CREDITS_EXHAUSTED: { http: 402, grpc: GRPC.FAILED_PRECONDITION, title: 'Lookup credits exhausted' },
+  PERMISSION_DENIED: { http: 403, grpc: GRPC.PERMISSION_DENIED, title: 'Forbidden' },
+  NOT_FOUND: { http: 404, grpc: GRPC.NOT_FOUND, title: 'Not found' },
+  ROUTE_NOT_FOUND: { http: 404, grpc: GRPC.UNIMPLEMENTED, title: 'Not found' },
+  METHOD_NOT_ALLOWED: { http: 405, grpc: GRPC.UNIMPLEMENTED, title: 'Method not allowed' },
+  PAYLOAD_TOO_LARGE: { http: 413, grpc: GRPC.INVALID_ARGUMENT, title: 'Payload too large' },
+  UNSUPPORTED_MEDIA_TYPE: { http: 415, grpc: GRPC.INVALID_ARGUMENT, title: 'Unsupported media type' },
+  RATE_LIMITED: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, title: 'Too many requests' },
+  TOO_MANY_STREAMS: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, title: 'Too many concurrent streams' },
+  INTERNAL: { http: 500, grpc: GRPC.INTERNAL, title: 'Internal server error' },
+  UNAVAILABLE: { http: 503, grpc: GRPC.UNAVAILABLE, title: 'Service unavailable' },
+};
+
+/** Field name → messages, as in a problem body's `errors` member. */
+export type FieldErrors = Record<string, string[]>;
+
+export interface AppErrorContext {
+  /** Seconds; becomes `Retry-After` on HTTP and the `retry-after` trailer on gRPC. */
+  retryAfter?: number;
+  fields?: FieldErrors;
+  headers?: Record<string, string | number>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly context: AppErrorContext;
+
+  constructor(code: ErrorCode, detail: string, context: AppErrorContext = {}) {
+    super(detail);
+    this.name = 'AppError';
+    this.code = code;
+    this.context = context;
+  }
+
+  static validation(fields: FieldErrors): AppError {
+    const detail = Object.entries(fields)
+      .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
+      .join('. ');
+    return new AppError('VALIDATION_ERROR', detail, { fields });
+  }
+
+  static field(field: string, message: string): AppError {
+    return AppError.validation({ [field]: [message] });
+  }
+}
+
+export const isAppError = (e: unknown): e is AppError => e instanceof AppError;

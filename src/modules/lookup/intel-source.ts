@@ -1,0 +1,78 @@
+import type { ParsedIp } from './ip-address.ts';
+
+/** service.md network.type values (open list). */
+export type NetworkType =
+  | 'MOBILE'
+  | 'SATELLITE'
+  | 'IN_FLIGHT_WIFI'
+  | 'RESIDENTIAL'
+  | 'CORPORATE'
+  | 'ACADEMIC'
+  | 'DATACENTER'
+  | 'GOVERNMENT'
+  /** Not in any announced range (private, reserved, unrouted): not one of service.md's values, which are an open list. */
+  | 'UNKNOWN';
+
+export interface NetworkRecord {
+  /** AS number; 0 when the address is in no announced range. May exceed int32. */
+  asn: number;
+  isp: string;
+  type: NetworkType;
+  org: string | null;
+  domain: string | null;
+  abuse_email: string | null;
+  abuse_phone: string | null;
+}
+
+export interface LocationRecord {
+  /** ISO 3166-1 alpha-2; '' when unknown. */
+  country: string;
+  state: string;
+  city: string;
+  /** IANA zone; '' when unknown. */
+  timezone: string;
+  /** null when unknown (0,0 is a real place). */
+  latitude: number | null;
+  longitude: number | null;
+  geo_hash: string;
+}
+
+export interface DatasetInfo {
+  /** Unix seconds of the build. */
+  built_at: number;
+  /** Source package name → version, for attribution and X-Data-Version. */
+  sources: Record<string, string>;
+  counts: { v4_network_ranges: number; v6_network_ranges: number; v4_location_ranges: number; v6_location_ranges: number };
+}
+
+/**
+ * The loaded IP dataset. Returned records are shared and frozen: lookups allocate nothing,
+ * and callers must not mutate them.
+ */
+export interface IpDataset {
+  readonly info: DatasetInfo;
+  /** Never undefined: addresses in no range get UNKNOWN_NETWORK. */
+  network(ip: ParsedIp): NetworkRecord;
+  /** Never undefined: addresses in no range get EMPTY_LOCATION. */
+  location(ip: ParsedIp): LocationRecord;
+}
+
+export const UNKNOWN_NETWORK: NetworkRecord = Object.freeze({
+  asn: 0,
+  isp: '',
+  type: 'UNKNOWN',
+  org: null,
+  domain: null,
+  abuse_email: null,
+  abuse_phone: null,
+}) as NetworkRecord;
+
+export const EMPTY_LOCATION: LocationRecord = Object.freeze({
+  country: '',
+  state: '',
+  city: '',
+  timezone: '',
+  latitude: null,
+  longitude: null,
+  geo_hash: '',
+}) as LocationRecord;

@@ -1,0 +1,49 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseIp } from './ip-address.ts';
+
+describe('parseIp', () => {
+  it('should parse IPv4 into a 32-bit value and canonical text', () => {
+    const ip = parseIp('8.8.8.8');
+    assert.equal(ip?.version, 4);
+    assert.equal(ip?.version === 4 && ip.v4, 0x08080808);
+    assert.equal(ip?.text, '8.8.8.8');
+    assert.equal(parseIp('255.255.255.255')?.text, '255.255.255.255');
+    assert.equal(parseIp('0.0.0.0')?.text, '0.0.0.0');
+  });
+
+  it('should reject malformed IPv4', () => {
+    for (const bad of ['1.2.3', '1.2.3.4.5', '256.1.1.1', '01.2.3.4', '1.2.3.', '.1.2.3', '1..2.3', 'a.b.c.d', '1.2.3.4 ', ' 1.2.3.4', '', '1.2.3.-1']) {
+      assert.equal(parseIp(bad), undefined, bad);
+    }
+  });
+
+  it('should canonicalise IPv6 per RFC 5952', () => {
+    const cases: Array<[string, string]> = [
+      ['2001:DB8:0:0:0:0:0:1', '2001:db8::1'],
+      ['2001:0db8:0000:0000:0001:0000:0000:0001', '2001:db8::1:0:0:1'],
+      ['::1', '::1'],
+      ['::', '::'],
+      ['1::', '1::'],
+      ['2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1'],
+      ['2001:4860:4860::8888', '2001:4860:4860::8888'],
+      ['fe80::1:2', 'fe80::1:2'],
+      ['::1.2.3.4', '::102:304'],
+      ['64:ff9b::1.2.3.4', '64:ff9b::102:304'],
+    ];
+    for (const [input, text] of cases) assert.equal(parseIp(input)?.text, text, input);
+  });
+
+  it('should look up IPv4-mapped IPv6 as the IPv4 address', () => {
+    const ip = parseIp('::ffff:1.2.3.4');
+    assert.equal(ip?.version, 4);
+    assert.equal(ip?.text, '1.2.3.4');
+    assert.equal(parseIp('::FFFF:0102:0304')?.text, '1.2.3.4');
+  });
+
+  it('should reject malformed IPv6, zone ids and more than one ::', () => {
+    for (const bad of ['fe80::1%eth0', '1:2:3:4:5:6:7:8:9', '1::2::3', ':1::2', '1:2:3:4:5:6:7', '12345::', 'g::1', '1:2:3:4:5:6:7:8::', '::1.2.3', '1:', ':::', '1:2:3:4:5:6:7:1.2.3.4']) {
+      assert.equal(parseIp(bad), undefined, bad);
+    }
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * Strict IP parsing and canonical text (RFC 5952 for IPv6). IPv4-mapped IPv6 (::ffff:a.b.c.d) becomes
+ * the IPv4 address; zone ids, leading-zero IPv4 octets (octal ambiguity) and anything else are invalid.
+ */
+export type ParsedIp =
+  | { version: 4; /** host order, 0..2^32-1 */ v4: number; text: string }
+  | { version: 6; /** four 32-bit words, most significant first */ v6: Uint32Array; text: string };
+
+const MAX_LEN = 45;
+
+function parseV4(s: string, start: number, end: number): number {
+  let value = 0;
+  let octets = 0;
+  let i = start;
+  while (i < end) {
+    let n = 0;
+    let digits = 0;
+    const first = i;
+    while (i < end) {
+      const c = s.charCodeAt(i);
+      if (c < 48 || c > 57) break;
+      n = n * 10 + (c - 48);
+      digits++;
+      i++;
+    }
+    if (digits === 0 || digits > 3 || n > 255) return -1;
+    if (digits > 1 && s.charCodeAt(first) === 48) return -1;
+    value = value * 256 + n;
+    octets++;
+    if (i === end) break;
+    if (s.charCodeAt(i) !== 46 || octets === 4) return -1;
+    i++;
+    if (i === end) return -1;
+  }
+  return octets === 4 ? value : -1;
+}
+
+function hexVal(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  if (c >= 65 && c <= 70) return c - 55;
+  return -1;
+}
+
+/** Parses IPv6 text into 8 groups; returns false when invalid. */
+function parseV6Groups(s: string, groups: Uint16Array): boolean {
+  const len = s.length;
+  let i = 0;
+  let g = 0;
+  let gap = -1; // index in groups where '::' stands
+  if (len < 2) return false;
+  if (s.charCodeAt(0) === 58) {
+    if (s.charCodeAt(1) !== 58) return false;
+    gap = 0;
+    i = 2;
+    if (i === len) {
+      groups.fill(0);
+      return true;
+    }
+  }
+  while (i < len) {
+    if (g === 8) return false;
+    // An embedded IPv4 tail takes the last two groups.
+    let j = i;
+    let sawDot = false;
+    while (j < len && s.charCodeAt(j) !== 58) {
+      if (s.charCodeAt(j) === 46) sawDot = true;
+      j++;
+    }
+    if (sawDot) {
+      if (j !== len || g > 6) return false;
+      const v4 = parseV4(s, i, len);
+      if (v4 < 0) return false;
+      groups[g++] = v4 >>> 16;
+      groups[g++] = v4 & 0xffff;
+      i = len;
+      break;
+    }
+    const n = j - i;
+    if (n === 0 || n > 4) return false;
+    let v = 0;
+    for (let k = i; k < j; k++) {
+      const h = hexVal(s.charCodeAt(k));
+      if (h < 0) return false;
+      v = v * 16 + h;
+    }
+    groups[g++] = v;
+    i = j;
+    if (i === len) break;
+    // at ':'
+    i++;
+    if (i === len) return false; // trailing single ':'
+    if (s.charCodeAt(i) === 58) {
+      if (gap >= 0) return false;
+      gap = g;
+      i++;
+      if (i === len) break;
+    }
+  }
+  if (gap < 0) return g === 8;
+  if (g === 8) return false; // '::' must stand for at least one group
+  const tail = g - gap;
+  for (let k = 0; k < tail; k++) groups[7 - k] = groups[g - 1 - k]!;
+  for (let k = gap; k < 8 - tail; k++) groups[k] = 0;
+  return true;
+}
+
+const scratch = new Uint16Array(8);
+
+export function formatV4(v: number): string {
+  return `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`;
+}
+
+/** RFC 5952: lower-case, no leading zeros, the longest run (≥2) of zero groups as '::', first on a tie. */
+export function formatV6(words: Uint32Array): string {
+  const groups = [0, 0, 0, 0, 0, 0, 0, 0];
+  for (let k = 0; k < 4; k++) {
+    groups[2 * k] = words[k]! >>> 16;
+    groups[2 * k + 1] = words[k]! & 0xffff;
+  }
+  let bestStart = -1;
+  let bestLen = 0;
+  for (let k = 0; k < 8; ) {
+    if (groups[k] !== 0) {
+      k++;
+      continue;
+    }
+    let e = k;
+    while (e < 8 && groups[e] === 0) e++;
+    if (e - k > bestLen) {
+      bestStart = k;
+      bestLen = e - k;
+    }
+    k = e;
+  }
+  if (bestLen < 2) return groups.map((x) => x.toString(16)).join(':');
+  const head = groups.slice(0, bestStart).map((x) => x.toString(16)).join(':');
+  const tail = groups.slice(bestStart + bestLen).map((x) => x.toString(16)).join(':');
+  return `${head}::${tail}`;
+}
+
+/** Returns undefined for anything that is not exactly one IPv4 or IPv6 address. */
+export function parseIp(input: string): ParsedIp | undefined {
+  if (typeof input !== 'string' || input.length === 0 || input.length > MAX_LEN) return undefined;
+  if (input.indexOf(':') < 0) {
+    const v4 = parseV4(input, 0, input.length);
+    return v4 < 0 ? undefined : { version: 4, v4, text: formatV4(v4) };
+  }
+  if (!parseV6Groups(input, scratch)) return undefined;
+  const words = new Uint32Array(4);
+  for (let k = 0; k < 4; k++) words[k] = ((scratch[2 * k]! << 16) | scratch[2 * k + 1]!) >>> 0;
+  // IPv4-mapped IPv6 is looked up (and deduplicated) as the IPv4 address.
+  if (words[0] === 0 && words[1] === 0 && words[2] === 0xffff) {
+    const v4 = words[3]!;
+    return { version: 4, v4, text: formatV4(v4) };
+  }
+  return { version: 6, v6: words, text: formatV6(words) };
+}

@@ -1,0 +1,83 @@
+import type { Scope } from './modules/accounts/scopes.ts';
+import type { BucketName } from './modules/ratelimit/buckets.ts';
+
+/**
+ * Credit cost rule. 'batch' is ceil(n × 0.9) over unique valid addresses, computed in lookup/batch.ts
+ * once the body is known; the others are known before the handler runs.
+ */
+export type CostRule = { kind: 'free' } | { kind: 'fixed'; credits: number } | { kind: 'batch' };
+
+export interface Operation {
+  /** Dotted id, also the metrics label. */
+  id: string;
+  method: 'GET' | 'POST';
+  /** Path relative to /api/v4, fastify syntax. */
+  path: string;
+  /** null: public (no key). */
+  scope: Scope | null;
+  /** null: not rate limited. */
+  bucket: BucketName | null;
+  cost: CostRule;
+  /** Method of example.v1.ExampleService that mirrors it; null for HTTP-only operations. */
+  grpc: string | null;
+  summary: string;
+}
+
+const op = (o: Operation): Operation => o;
+
+/** Every HTTP operation of /api/v4, declared once. Hooks read the row; routes never check scopes by hand. */
+export const OPERATIONS = {
+  accountMe: op({
+    id: 'account.me',
+    method: 'GET',
+    path: '/account/me',
+    scope: 'BASIC',
+    bucket: 'account',
+    cost: { kind: 'free' },
+    grpc: 'GetAccountInfo',
+    summary: 'The calling account, its scopes and remaining lookup credits',
+  }),
+  lookupIp: op({
+    id: 'lookup.ip',
+    method: 'GET',
+    path: '/lookup/ip/:ip_address',
+    scope: 'BASIC',
+    bucket: 'lookup',
+    cost: { kind: 'fixed', credits: 1 },
+    grpc: 'LookupIP',
+    summary: 'Network, location and intelligence for one IPv4 or IPv6 address',
+  }),
+  lookupIps: op({
+    id: 'lookup.ips',
+    method: 'POST',
+    path: '/lookup/ips',
+    scope: 'BASIC',
+    bucket: 'lookup',
+    cost: { kind: 'batch' },
+    grpc: 'LookupIPs',
+    summary: 'Batch lookup of up to 1,000 addresses, billed ceil(n × 0.9) over unique valid addresses',
+  }),
+  lookupDomain: op({
+    id: 'lookup.domain',
+    method: 'GET',
+    path: '/lookup/domain/:domain',
+    scope: 'BASIC',
+    bucket: 'domain',
+    cost: { kind: 'fixed', credits: 1 },
+    grpc: 'LookupDomain',
+    summary: 'Honeypot intelligence collected for a domain',
+  }),
+  health: op({
+    id: 'health',
+    method: 'GET',
+    path: '/health',
+    scope: null,
+    bucket: null,
+    cost: { kind: 'free' },
+    grpc: null,
+    summary: 'Health probe (no key)',
+  }),
+} as const satisfies Record<string, Operation>;
+
+export type OperationName = keyof typeof OPERATIONS;
+export const API_PREFIX = '/api/v4';

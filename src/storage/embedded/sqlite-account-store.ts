@@ -1,0 +1,135 @@
+import type { AccountStore, ApiKeyRecord, KeyOwner, Member, NewKey, NewMember, NewOrg, Org } from '../../modules/accounts/account-store.ts';
+import type { Relation, Scope } from '../../modules/accounts/scopes.ts';
+import type { BucketName, BucketRule } from '../../modules/ratelimit/buckets.ts';
+import type { SqliteDb } from './sqlite-db.ts';
+
+interface OrgRow { id: string; name: string; credit_allotment: number; reset_period_s: number; max_streams: number; created_at: number }
+interface MemberRow { id: string; org_id: string; email: string; first_name: string; last_name: string; relation: string }
+interface KeyRow { id: string; org_id: string; member_id: string; name: string | null; scopes: string; created_at: number; revoked_at: number | null }
+
+const toOrg = (r: OrgRow): Org => ({
+  id: r.id,
+  name: r.name,
+  creditAllotment: r.credit_allotment,
+  resetPeriodSeconds: r.reset_period_s,
+  maxStreams: r.max_streams,
+  createdAt: r.created_at,
+});
+const toMember = (r: MemberRow): Member => ({
+  id: r.id,
+  orgId: r.org_id,
+  email: r.email,
+  firstName: r.first_name,
+  lastName: r.last_name,
+  relation: r.relation as Relation,
+});
+const toKey = (r: KeyRow): ApiKeyRecord => ({
+  id: r.id,
+  orgId: r.org_id,
+  memberId: r.member_id,
+  name: r.name,
+  scopes: JSON.parse(r.scopes) as Scope[],
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});
+
+export class SqliteAccountStore implements AccountStore {
+  private readonly q;
+
+  constructor(private readonly db: SqliteDb) {
+    this.q = {
+      insertOrg: db.prepare(
+        'INSERT INTO orgs (id, name, credit_allotment, reset_period_s, max_streams, created_at) VALUES (@id, @name, @creditAllotment, @resetPeriodSeconds, @maxStreams, @createdAt) ON CONFLICT DO NOTHING',
+      ),
+      orgById: db.prepare<[string], OrgRow>('SELECT * FROM orgs WHERE id = ?'),
+      orgByName: db.prepare<[string], OrgRow>('SELECT * FROM orgs WHERE name = ?'),
+      orgs: db.prepare<[], OrgRow>('SELECT * FROM orgs ORDER BY created_at, name'),
+      setMaxStreams: db.prepare('UPDATE orgs SET max_streams = ? WHERE id = ?'),
+      member: db.prepare<[string, string], MemberRow>('SELECT * FROM members WHERE org_id = ? AND email = ?'),
+      memberById: db.prepare<[string], MemberRow>('SELECT * FROM members WHERE id = ?'),
+      insertMember: db.prepare(
+        'INSERT INTO members (id, org_id, email, first_name, last_name, relation) VALUES (@id, @orgId, @email, @firstName, @lastName, @relation)',
+      ),
+      countMembers: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM members WHERE org_id = ?'),
+      insertKey: db.prepare(
+        'INSERT INTO api_keys (id, org_id, member_id, name, hash, scopes, created_at, revoked_at) VALUES (@id, @orgId, @memberId, @name, @hash, @scopes, @createdAt, @revokedAt)',
+      ),
+      keyByHash: db.prepare<[string], KeyRow & { hash: string }>('SELECT * FROM api_keys WHERE hash = ?'),
+      keyById: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?'),
+      keys: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id'),
+      revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+      limits: db.prepare<[string], { bucket: string; rate: number; burst: number }>('SELECT bucket, rate, burst FROM rate_limits WHERE org_id = ?'),
+      upsertLimit: db.prepare(
+        'INSERT INTO rate_limits (org_id, bucket, rate, burst) VALUES (?, ?, ?, ?) ON CONFLICT (org_id, bucket) DO UPDATE SET rate = excluded.rate, burst = excluded.burst',
+      ),
+      deleteLimit: db.prepare('DELETE FROM rate_limits WHERE org_id = ? AND bucket = ?'),
+    };
+  }
+
+  async createOrg(org: NewOrg): Promise<boolean> {
+    return this.q.insertOrg.run(org).changes === 1;
+  }
+
+  async findOrg(idOrName: string): Promise<Org | undefined> {
+    const row = this.q.orgById.get(idOrName) ?? this.q.orgByName.get(idOrName);
+    return row && toOrg(row);
+  }
+
+  async listOrgs(): Promise<Org[]> {
+    return this.q.orgs.all().map(toOrg);
+  }
+
+  async setMaxStreams(orgId: string, maxStreams: number): Promise<void> {
+    this.q.setMaxStreams.run(maxStreams, orgId);
+  }
+
+  async findMember(orgId: string, email: string): Promise<Member | undefined> {
+    const row = this.q.member.get(orgId, email);
+    return row && toMember(row);
+  }
+
+  async createMember(member: NewMember): Promise<void> {
+    this.q.insertMember.run(member);
+  }
+
+  async countMembers(orgId: string): Promise<number> {
+    return this.q.countMembers.get(orgId)!.n;
+  }
+
+  async createKey(key: NewKey): Promise<void> {
+    this.q.insertKey.run({ ...key, scopes: JSON.stringify(key.scopes) });
+  }
+
+  async findKeyByHash(hash: string): Promise<KeyOwner | undefined> {
+    const row = this.q.keyByHash.get(hash);
+    if (!row) return undefined;
+    const org = this.q.orgById.get(row.org_id);
+    const member = this.q.memberById.get(row.member_id);
+    if (!org || !member) return undefined;
+    return { key: toKey(row), hash: row.hash, org: toOrg(org), member: toMember(member) };
+  }
+
+  async listKeys(orgId: string): Promise<ApiKeyRecord[]> {
+    return this.q.keys.all(orgId).map(toKey);
+  }
+
+  async findKey(keyId: string): Promise<ApiKeyRecord | undefined> {
+    const row = this.q.keyById.get(keyId);
+    return row && toKey(row);
+  }
+
+  async revokeKey(keyId: string, at: number): Promise<boolean> {
+    return this.q.revoke.run(at, keyId).changes === 1;
+  }
+
+  async getLimits(orgId: string): Promise<Partial<Record<BucketName, BucketRule>>> {
+    const out: Partial<Record<BucketName, BucketRule>> = {};
+    for (const r of this.q.limits.all(orgId)) out[r.bucket as BucketName] = { rate: r.rate, burst: r.burst };
+    return out;
+  }
+
+  async setLimit(orgId: string, bucket: BucketName, rule: BucketRule | null): Promise<void> {
+    if (rule) this.q.upsertLimit.run(orgId, bucket, rule.rate, rule.burst);
+    else this.q.deleteLimit.run(orgId, bucket);
+  }
+}

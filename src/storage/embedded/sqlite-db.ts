@@ -1,0 +1,80 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type SqliteDb = Database.Database;
+
+/**
+ * Schema migrations, applied in order; PRAGMA user_version records how many ran.
+ * Never edit a released entry: append a new one.
+ */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE orgs (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+     credit_allotment INTEGER NOT NULL,
+     reset_period_s INTEGER NOT NULL,
+     max_streams INTEGER NOT NULL,
+     created_at INTEGER NOT NULL
+   );
+   CREATE TABLE members (
+     id TEXT PRIMARY KEY,
+     org_id TEXT NOT NULL REFERENCES orgs(id),
+     email TEXT NOT NULL COLLATE NOCASE,
+     first_name TEXT NOT NULL,
+     last_name TEXT NOT NULL,
+     relation TEXT NOT NULL,
+     UNIQUE (org_id, email)
+   );
+   CREATE TABLE api_keys (
+     id TEXT PRIMARY KEY,
+     org_id TEXT NOT NULL REFERENCES orgs(id),
+     member_id TEXT NOT NULL REFERENCES members(id),
+     name TEXT,
+     hash TEXT NOT NULL UNIQUE,
+     scopes TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     revoked_at INTEGER
+   );
+   CREATE INDEX api_keys_org ON api_keys(org_id);
+   CREATE TABLE credit_accounts (
+     org_id TEXT PRIMARY KEY REFERENCES orgs(id),
+     balance INTEGER NOT NULL,
+     allotment INTEGER NOT NULL,
+     period_s INTEGER NOT NULL,
+     period_end INTEGER NOT NULL
+   );
+   CREATE TABLE rate_limits (
+     org_id TEXT NOT NULL REFERENCES orgs(id),
+     bucket TEXT NOT NULL,
+     rate REAL NOT NULL,
+     burst INTEGER NOT NULL,
+     PRIMARY KEY (org_id, bucket)
+   );`,
+];
+
+/**
+ * Opens (creating if needed) the embedded database. WAL lets the server and the admin CLI use the
+ * file at once; busy_timeout makes a writer wait for the other instead of failing.
+ */
+export function openSqlite(file: string): SqliteDb {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // NORMAL in WAL mode: a committed transaction survives a process crash; only an OS crash may
+  // lose the last transactions, never corrupt the file.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: SqliteDb): void {
+  const apply = db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    for (let i = current; i < MIGRATIONS.length; i++) db.exec(MIGRATIONS[i]!);
+    if (current < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
+  });
+  apply.immediate();
+}
