@@ -8,14 +8,14 @@ import { openSqlite } from './sqlite-db.ts';
 
 accountStoreContract('sqlite', async () => {
   const db = openSqlite(':memory:');
-  return { store: new SqliteAccountStore(db), close: async () => db.close() };
+  return { store: new SqliteAccountStore(db), close: async () => void db.close() };
 });
 
 creditLedgerContract('sqlite', async () => {
   const db = openSqlite(':memory:');
   // The ledger's rows reference orgs, as they do in a real deployment.
   for (const id of ['org_a', 'org_b']) db.prepare("INSERT INTO orgs VALUES (?, ?, 0, 1, 1, 0)").run(id, id);
-  return { ledger: new SqliteCreditLedger(db), close: async () => db.close() };
+  return { ledger: new SqliteCreditLedger(db), close: async () => void db.close() };
 });
 
 rateLimiterContract('memory', async () => ({ limiter: new MemoryRateLimiter(), close: async () => {} }));

@@ -1,0 +1,69 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const ms = (max: number) => z.coerce.number().int().min(0).max(max);
+
+/** Every setting, from UMBRA_* environment variables (or CLI flags that override them). */
+const ConfigSchema = z.object({
+  UMBRA_HTTP_PORT: port.default(8080),
+  UMBRA_GRPC_PORT: port.default(50051),
+  /** 127.0.0.1 by default: the demo prints a key with every scope. Set 0.0.0.0 to serve other hosts. */
+  UMBRA_HOST: z.string().min(1).default('127.0.0.1'),
+  UMBRA_DATA_DIR: z.string().min(1).default('./data'),
+  UMBRA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  UMBRA_STORAGE: z.enum(['embedded']).default('embedded'),
+  /** How long a verified key is trusted before the store is asked again (admin changes apply within it). */
+  UMBRA_KEY_CACHE_MS: ms(5000).default(1000),
+  /** How often per-team limit overrides are re-read (admin changes apply within it). */
+  UMBRA_LIMITS_REFRESH_MS: ms(5000).default(2000),
+  UMBRA_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+  /** Seconds in-flight requests get to finish after SIGTERM. */
+  UMBRA_SHUTDOWN_GRACE_S: z.coerce.number().int().min(0).max(600).default(25),
+});
+
+export interface Config {
+  httpPort: number;
+  grpcPort: number;
+  host: string;
+  /** Absolute path. */
+  dataDir: string;
+  logLevel: z.infer<typeof ConfigSchema>['UMBRA_LOG_LEVEL'];
+  storage: 'embedded';
+  keyCacheMs: number;
+  limitsRefreshMs: number;
+  bodyLimitBytes: number;
+  shutdownGraceSeconds: number;
+  /** Derived: the SQLite file and the IP dataset file under dataDir. */
+  sqliteFile: string;
+  datasetFile: string;
+}
+
+export class ConfigError extends Error {}
+
+/** Parses once at start-up; fails fast with every problem named. */
+export function parseConfig(env: Record<string, string | undefined>, overrides: Record<string, string | undefined> = {}): Config {
+  const merged = { ...env };
+  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) merged[k] = v;
+  const parsed = ConfigSchema.safeParse(merged);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const c = parsed.data;
+  const dataDir = resolve(c.UMBRA_DATA_DIR);
+  return {
+    httpPort: c.UMBRA_HTTP_PORT,
+    grpcPort: c.UMBRA_GRPC_PORT,
+    host: c.UMBRA_HOST,
+    dataDir,
+    logLevel: c.UMBRA_LOG_LEVEL,
+    storage: c.UMBRA_STORAGE,
+    keyCacheMs: c.UMBRA_KEY_CACHE_MS,
+    limitsRefreshMs: c.UMBRA_LIMITS_REFRESH_MS,
+    bodyLimitBytes: c.UMBRA_BODY_LIMIT_BYTES,
+    shutdownGraceSeconds: c.UMBRA_SHUTDOWN_GRACE_S,
+    sqliteFile: resolve(dataDir, 'umbra.db'),
+    datasetFile: resolve(dataDir, 'ip-dataset.bin'),
+  };
+}

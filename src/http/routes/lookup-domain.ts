@@ -1,0 +1,20 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { OPERATIONS } from '../../operations.ts';
+import type { Services } from '../../services.ts';
+import { callerOf } from '../hooks/operation-guard.ts';
+import type { Metrics } from '../metrics.ts';
+import { sendBilled, type RouteSpec } from '../route-spec.ts';
+import { DomainResult, errorResponses } from '../schemas.ts';
+
+const Params = Type.Object({ domain: Type.String({ maxLength: 1024, description: 'Unicode or Punycode domain' }) });
+const Query = Type.Object({
+  limit: Type.Optional(Type.Integer({ description: 'recent_events to return, 1..1000 (default 50, larger clamped)' })),
+});
+
+export const lookupDomain = (s: Services, metrics: Metrics): RouteSpec => ({
+  operation: OPERATIONS.lookupDomain,
+  schema: { params: Params, querystring: Query, response: { 200: DomainResult, ...errorResponses([400, 401, 402, 403, 429]) } },
+  handler: async (req: FastifyRequest<{ Params: { domain: string }; Querystring: { limit?: number } }>, reply) =>
+    sendBilled(reply, metrics, OPERATIONS.lookupDomain, await s.domains.lookup(callerOf(req), req.params.domain, req.query.limit)),
+});

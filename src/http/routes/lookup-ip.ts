@@ -1,0 +1,18 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { OPERATIONS } from '../../operations.ts';
+import type { Services } from '../../services.ts';
+import { callerOf } from '../hooks/operation-guard.ts';
+import type { Metrics } from '../metrics.ts';
+import { sendBilled, type RouteSpec } from '../route-spec.ts';
+import { errorResponses } from '../schemas.ts';
+
+const Params = Type.Object({ ip_address: Type.String({ maxLength: 256, description: 'IPv4 or IPv6 (raw colons allowed)' }) });
+
+export const lookupIp = (s: Services, metrics: Metrics): RouteSpec => ({
+  operation: OPERATIONS.lookupIp,
+  schema: { params: Params, response: { 200: Type.Ref('IpResult'), ...errorResponses([400, 401, 402, 403, 429]) } },
+  handler: async (req: FastifyRequest<{ Params: { ip_address: string } }>, reply) =>
+    sendBilled(reply, metrics, OPERATIONS.lookupIp, await s.lookup.lookupIp(callerOf(req), req.params.ip_address)),
+});
+

@@ -1,0 +1,81 @@
+import { Type, type TSchema } from 'typebox';
+
+/** `T | null` as a JSON-schema type array: serialized by fast-json-stringify without anyOf overhead. */
+const Nullable = <T extends 'string' | 'number'>(t: T) => Type.Unsafe<(T extends 'string' ? string : number) | null>({ type: [t, 'null'] });
+
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    error: Type.String(),
+    errors: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()))),
+  },
+  { $id: 'Problem', description: 'RFC 9457 problem details; validation failures add `errors` (field → messages).' },
+);
+
+export const Network = Type.Object({
+  asn: Type.Integer({ description: 'AS number; 0 when the IP is not in BGP. May exceed int32.' }),
+  isp: Type.String(),
+  type: Type.String({ description: 'MOBILE, SATELLITE, IN_FLIGHT_WIFI, RESIDENTIAL, CORPORATE, ACADEMIC, DATACENTER, GOVERNMENT (open list); UNKNOWN when in no announced range' }),
+  org: Nullable('string'),
+  domain: Nullable('string'),
+  abuse_email: Nullable('string'),
+  abuse_phone: Nullable('string'),
+});
+
+export const Location = Type.Object({
+  country: Type.String({ description: 'ISO 3166-1 alpha-2; empty when unknown' }),
+  state: Type.String(),
+  city: Type.String(),
+  timezone: Type.String({ description: 'IANA time zone' }),
+  latitude: Nullable('number'),
+  longitude: Nullable('number'),
+  geo_hash: Type.String(),
+});
+
+export const Intelligence = Type.Object({
+  risk_score: Type.Integer({ minimum: 0, maximum: 100 }),
+  behavior: Type.Array(Type.String()),
+  categories: Type.Array(Type.String()),
+  devices: Type.Array(Type.Object({ os: Type.String(), version: Type.String(), last_seen: Type.Integer() })),
+  providers: Type.Array(Type.Object({ provider: Type.String(), type: Type.String(), last_seen: Type.Integer() })),
+});
+
+export const IpResult = Type.Object({ ip: Type.String(), network: Network, location: Location, intelligence: Intelligence }, { $id: 'IpResult' });
+
+export const BatchResult = Type.Object({
+  results: Type.Array(Type.Ref('IpResult')),
+  invalid: Type.Array(Type.String(), { description: 'Rejected inputs, each once, in input order (not billed)' }),
+});
+
+export const AccountInfo = Type.Object({
+  first_name: Type.String(),
+  last_name: Type.String(),
+  email: Type.String(),
+  organization: Type.Object({ id: Type.String(), name: Type.String(), relation: Type.String() }),
+  scopes: Type.Array(Type.String()),
+  lookup_quota: Type.Object({ credits: Type.Integer(), resets_in: Type.Integer({ description: 'seconds' }) }),
+});
+
+export const DomainResult = Type.Object({
+  type: Type.Literal('domain'),
+  data: Type.Object({
+    domain: Type.String(),
+    status: Type.String({ description: 'ok, dormant or unknown' }),
+    stats: Type.Object({ events_24h: Type.Integer(), total_events_30d: Type.Integer() }),
+    time_series: Type.Array(Type.Object({ date: Type.String(), events: Type.Integer() })),
+    top_subdomains: Type.Array(Type.Object({ subdomain: Type.String(), count: Type.Integer() })),
+    top_ports: Type.Array(Type.Object({ port: Type.Integer(), count: Type.Integer() })),
+    recent_events: Type.Array(
+      Type.Object({ timestamp: Type.Integer(), source_ip_masked: Type.String(), target_subdomain: Type.String(), port: Type.Integer() }),
+    ),
+  }),
+});
+
+export const Health = Type.Object({ status: Type.String(), problems: Type.Optional(Type.Array(Type.String())) });
+
+/** Error responses every authenticated operation may give, for the OpenAPI document. */
+export const errorResponses = (codes: number[]): Record<number, TSchema> =>
+  Object.fromEntries(codes.map((c) => [c, Type.Ref('Problem')]));

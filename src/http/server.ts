@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Ajv } from 'ajv';
+import type { Logger } from 'pino';
+import { API_PREFIX } from '../operations.ts';
+import type { Services } from '../services.ts';
+import { operationGuard } from './hooks/operation-guard.ts';
+import type { Metrics } from './metrics.ts';
+import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
+import type { RouteSpec } from './route-spec.ts';
+import { accountMe } from './routes/account-me.ts';
+import { health } from './routes/health.ts';
+import { lookupDomain } from './routes/lookup-domain.ts';
+import { lookupIp } from './routes/lookup-ip.ts';
+import { lookupIps } from './routes/lookup-ips.ts';
+import { IpResult, Problem } from './schemas.ts';
+import { AppError } from '../errors.ts';
+
+export interface HttpServerDeps {
+  services: Services;
+  metrics: Metrics;
+  logger: Logger;
+  bodyLimitBytes: number;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+// Bodies are never coerced (a string is not an array of addresses); path and query strings are.
+const bodyAjv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false });
+const stringAjv = new Ajv({ coerceTypes: true, useDefaults: true, removeAdditional: true, allErrors: true, strict: false });
+
+/** Builds the HTTP server with every route registered here, in one visible place. Tests call inject() on it. */
+export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyInstance> {
+  const { services, metrics } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.bodyLimitBytes,
+    routerOptions: { maxParamLength: 1100 },
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Server to server only: no CORS, and no trust in proxy headers unless configured later.
+    trustProxy: false,
+  });
+  for (const ajv of [bodyAjv, stringAjv]) if (!ajv.getSchema('IpResult')) ajv.addSchema([IpResult, Problem]);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : stringAjv).compile(schema));
+  // JSON only: service.md asks for Content-Type: application/json, so text/plain bodies get a 415.
+  app.removeContentTypeParser('text/plain');
+  app.addSchema(IpResult);
+  app.addSchema(Problem);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'umbra API', version: '4', description: 'Anonymized-traffic intelligence: IP and domain lookups, feeds and exports. Every operation except the health probe needs an API key in the x-api-key header.' },
+      servers: [{ url: '/' }],
+      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
+  });
+  await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { deepLinking: true } });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook(
+    'onRequest',
+    operationGuard(services.accounts, services.limits, (op) => metrics.rateLimited.inc({ operation: op.id, bucket: op.bucket ?? '' })),
+  );
+  app.addHook('onResponse', async (req, reply) => {
+    const operation = req.routeOptions.config.operation?.id ?? (req.routeOptions.url ? 'other' : 'unmatched');
+    const status = String(reply.statusCode);
+    const seconds = reply.elapsedTime / 1000;
+    metrics.requests.inc({ operation, status });
+    metrics.latency.observe({ operation, status }, seconds);
+    // One line per request; the key header is never logged (only method, path, status, timing).
+    req.log.info({ operation, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+  });
+
+  app.setErrorHandler(async (err, req, reply) => {
+    const problem = toProblem(err);
+    if (problem.status >= 500) req.log.error({ err }, 'request failed');
+    // A reply serializer keeps fastify from appending '; charset=utf-8' to the problem media type.
+    reply.code(problem.status).headers(problem.headers).header('content-type', PROBLEM_CONTENT_TYPE).serializer(JSON.stringify);
+    return problem.body;
+  });
+  app.setNotFoundHandler(async (req) => {
+    throw new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}. The API lives under ${API_PREFIX}; see ${API_PREFIX}/openapi.json.`);
+  });
+
+  const routes: RouteSpec[] = [accountMe(services), lookupIp(services, metrics), lookupIps(services, metrics), lookupDomain(services, metrics), health(services)];
+  for (const spec of routes) {
+    const op = spec.operation;
+    const security = op.scope ? [{ apiKey: [] }] : [];
+    app.route({
+      method: op.method,
+      url: `${API_PREFIX}${op.path}`,
+      config: { operation: op },
+      schema: { ...spec.schema, operationId: op.id, summary: op.summary, security, tags: [op.id.split('.')[0]!] } as never,
+      handler: spec.handler,
+    });
+    // A known path with another method is a 405 that names the allowed one, not a 404.
+    const others = ALL_METHODS.filter((m) => m !== op.method && !(m === 'HEAD' && op.method === 'GET'));
+    app.route({
+      method: [...others],
+      url: `${API_PREFIX}${op.path}`,
+      schema: { hide: true } as never,
+      handler: async (_req, reply) => {
+        reply.header('allow', op.method === 'GET' ? 'GET, HEAD' : op.method);
+        throw new AppError('METHOD_NOT_ALLOWED', `${op.path} accepts ${op.method} only.`);
+      },
+    });
+  }
+  // The health probe also answers at the root, for load balancers.
+  app.get('/health', { config: { operation: routes[4]!.operation }, schema: { hide: true } as never }, routes[4]!.handler);
+
+  app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } as never }, async () => app.swagger());
+  app.get('/metrics', { schema: { hide: true } as never }, async (_req, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+  return app as unknown as FastifyInstance;
+}

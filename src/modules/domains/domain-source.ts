@@ -1,0 +1,41 @@
+/** service.md's domain lookup `data` member. */
+export interface DomainData {
+  domain: string;
+  status: 'ok' | 'dormant' | 'unknown';
+  stats: { events_24h: number; total_events_30d: number };
+  /** Per UTC day, oldest first, 30 days ending today. */
+  time_series: Array<{ date: string; events: number }>;
+  top_subdomains: Array<{ subdomain: string; count: number }>;
+  top_ports: Array<{ port: number; count: number }>;
+  /** Newest first, capped by the request's limit. */
+  recent_events: Array<{ timestamp: number; source_ip_masked: string; target_subdomain: string; port: number }>;
+}
+
+/** Honeypot aggregates per domain, maintained as events arrive (the feeds work fills it). */
+export interface DomainIntelSource {
+  summary(domain: string, nowMs: number, recentLimit: number): DomainData;
+}
+
+export const WINDOW_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+/** The 30 UTC dates ending with today's, oldest first. */
+export function windowDates(nowMs: number): string[] {
+  const today = Math.floor(nowMs / DAY_MS) * DAY_MS;
+  const out: string[] = [];
+  for (let i = WINDOW_DAYS - 1; i >= 0; i--) out.push(new Date(today - i * DAY_MS).toISOString().slice(0, 10));
+  return out;
+}
+
+/** The source before any honeypot event exists: every domain is unknown, with zero counts. */
+export const noEventsDomainSource: DomainIntelSource = {
+  summary: (domain, nowMs) => ({
+    domain,
+    status: 'unknown',
+    stats: { events_24h: 0, total_events_30d: 0 },
+    time_series: windowDates(nowMs).map((date) => ({ date, events: 0 })),
+    top_subdomains: [],
+    top_ports: [],
+    recent_events: [],
+  }),
+};

@@ -1,0 +1,75 @@
+import { AppError } from '../../errors.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Caller } from '../accounts/account-service.ts';
+import type { CreditLedger } from '../credits/credit-ledger.ts';
+import { MAX_BATCH, planBatch } from './batch.ts';
+import type { IpDataset, LocationRecord, NetworkRecord } from './intel-source.ts';
+import type { Intelligence, IntelligenceSource } from './intelligence.ts';
+import { parseIp, type ParsedIp } from './ip-address.ts';
+
+export interface IpResult {
+  ip: string;
+  network: NetworkRecord;
+  location: LocationRecord;
+  intelligence: Intelligence;
+}
+
+export interface Billed<T> {
+  value: T;
+  /** Team balance after the charge (X-Credits-Remaining). */
+  creditsRemaining: number;
+  charged: number;
+}
+
+/** Source of the dataset in use; a getter so a rebuilt dataset can be swapped in while serving. */
+export type DatasetRef = () => IpDataset;
+
+/**
+ * Charges a lookup atomically before doing it, and refunds it if the lookup then fails, so a failed
+ * request is never charged and a request the balance cannot cover gets 402 with nothing charged.
+ */
+export async function charge<T>(ledger: CreditLedger, clock: Clock, orgId: string, cost: number, work: () => T): Promise<Billed<T>> {
+  const debit = await ledger.debit(orgId, cost, Math.floor(clock.now() / 1000));
+  if (!debit.ok) {
+    throw new AppError('CREDITS_EXHAUSTED', `Lookup credits exhausted: this request costs ${cost} credit${cost === 1 ? '' : 's'} and the team balance is ${debit.balance}. Credits refill at the end of the billing period; see /account/me.`);
+  }
+  try {
+    return { value: work(), creditsRemaining: debit.balance, charged: cost };
+  } catch (e) {
+    await ledger.refund(orgId, cost);
+    throw e;
+  }
+}
+
+export class LookupService {
+  constructor(
+    private readonly dataset: DatasetRef,
+    private readonly intel: IntelligenceSource,
+    private readonly ledger: CreditLedger,
+    private readonly clock: Clock,
+  ) {}
+
+  resolve(ip: ParsedIp): IpResult {
+    const ds = this.dataset();
+    return { ip: ip.text, network: ds.network(ip), location: ds.location(ip), intelligence: this.intel.intelligence(ip) };
+  }
+
+  async lookupIp(caller: Caller, input: string): Promise<Billed<IpResult>> {
+    const ip = parseIp(input);
+    if (!ip) throw AppError.field('ip_address', 'must be a single IPv4 or IPv6 address (no zone id, no CIDR)');
+    return charge(this.ledger, this.clock, caller.orgId, 1, () => this.resolve(ip));
+  }
+
+  async lookupIps(caller: Caller, ips: unknown): Promise<Billed<{ results: IpResult[]; invalid: string[] }>> {
+    if (!Array.isArray(ips) || ips.some((x) => typeof x !== 'string')) {
+      throw AppError.field('ips', 'must be an array of strings');
+    }
+    if (ips.length > MAX_BATCH) throw AppError.field('ips', `must hold at most ${MAX_BATCH} addresses, got ${ips.length}`);
+    const plan = planBatch(ips as string[]);
+    if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
+    return charge(this.ledger, this.clock, caller.orgId, plan.cost, () => ({
+      results: plan.addresses.map((ip) => this.resolve(ip)),
+      invalid: plan.invalid,
+    }));
+  }
+}

@@ -1,0 +1,20 @@
+import type { AccountService } from './modules/accounts/account-service.ts';
+import type { AdminService } from './modules/accounts/admin-service.ts';
+import type { DomainService } from './modules/domains/domain-service.ts';
+import type { LookupService } from './modules/lookup/lookup-service.ts';
+import type { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
+
+export interface HealthReport {
+  status: 'ok' | 'unhealthy';
+  problems: string[];
+}
+
+/** The domain services that transports (HTTP now, gRPC later) call. */
+export interface Services {
+  accounts: AccountService;
+  admin: AdminService;
+  limits: LimitPolicy;
+  lookup: LookupService;
+  domains: DomainService;
+  health(): Promise<HealthReport>;
+}

@@ -1,0 +1,179 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildTestApp } from '../../helpers/build-test-app.ts';
+
+const PROBLEM = 'application/problem+json';
+
+describe('GET /api/v4/lookup/ip/{ip}', () => {
+  it('should return network, location and intelligence for an IPv4 address and charge 1 credit', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team({ credits: 10 });
+    const res = await app.http.inject({ url: '/api/v4/lookup/ip/8.8.8.8', headers: { 'x-api-key': key } });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['x-credits-remaining'], '9');
+    assert.deepEqual(res.json(), {
+      ip: '8.8.8.8',
+      network: { asn: 15169, isp: 'Google LLC', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null },
+      location: { country: 'US', state: 'California', city: 'Mountain View', timezone: 'America/Los_Angeles', latitude: 37.4056, longitude: -122.0775, geo_hash: '9q9hrh5' },
+      intelligence: { risk_score: 0, behavior: [], categories: [], devices: [], providers: [] },
+    });
+  });
+
+  it('should accept raw IPv6 colons, canonicalise, and look up IPv4-mapped IPv6 as IPv4', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team();
+    const v6 = await app.http.inject({ url: '/api/v4/lookup/ip/2001:4860:4860:0:0:0:0:8888', headers: { 'x-api-key': key } });
+    assert.equal(v6.statusCode, 200);
+    assert.equal(v6.json().ip, '2001:4860:4860::8888');
+    assert.equal(v6.json().network.asn, 15169);
+    const mapped = await app.http.inject({ url: '/api/v4/lookup/ip/::ffff:8.8.8.8', headers: { 'x-api-key': key } });
+    assert.equal(mapped.json().ip, '8.8.8.8');
+    assert.equal(mapped.json().location.city, 'Mountain View');
+  });
+
+  it('should serialise ASNs above int32 exactly', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team();
+    const res = await app.http.inject({ url: '/api/v4/lookup/ip/100.1.2.3', headers: { 'x-api-key': key } });
+    assert.match(res.body, /"asn":4294967294/);
+  });
+
+  it('should answer 200 with asn 0 and empty location for private addresses', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team();
+    const res = await app.http.inject({ url: '/api/v4/lookup/ip/10.0.0.1', headers: { 'x-api-key': key } });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().network.asn, 0);
+    assert.deepEqual(res.json().location, { country: '', state: '', city: '', timezone: '', latitude: null, longitude: null, geo_hash: '' });
+  });
+
+  it('should give a 400 validation problem for a bad address and charge nothing', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team({ credits: 5 });
+    for (const bad of ['1.2.3', 'fe80::1%25eth0', '1.2.3.4%2F24', 'hello']) {
+      const res = await app.http.inject({ url: `/api/v4/lookup/ip/${bad}`, headers: { 'x-api-key': key } });
+      assert.equal(res.statusCode, 400, bad);
+      assert.equal(res.headers['content-type'], PROBLEM);
+      const body = res.json();
+      assert.equal(body.title, 'Validation error');
+      assert.equal(body.status, 400);
+      assert.ok(body.errors.ip_address[0].length > 0);
+      assert.equal(body.error, body.detail);
+      assert.equal(res.headers['x-credits-remaining'], undefined);
+    }
+    const me = await app.http.inject({ url: '/api/v4/account/me', headers: { 'x-api-key': key } });
+    assert.equal(me.json().lookup_quota.credits, 5);
+  });
+});
+
+describe('POST /api/v4/lookup/ips', () => {
+  const post = (app: { http: { inject: Function } }, key: string, payload: unknown, headers: Record<string, string> = {}) =>
+    (app.http.inject as (o: object) => Promise<{ statusCode: number; headers: Record<string, string>; json(): any; body: string }>)({
+      method: 'POST',
+      url: '/api/v4/lookup/ips',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', ...headers },
+      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+    });
+
+  it('should dedupe on the canonical address, keep first-appearance order, list invalid inputs and bill ceil(n × 0.9)', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team({ credits: 100 });
+    const res = await post(app, key, { ips: ['8.8.8.8', 'bogus', '2001:4860:4860::8888', '::ffff:8.8.8.8', '2001:4860:4860:0::8888', '10.0.0.1', 'bogus', '1.2.3.999'] });
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.deepEqual(body.results.map((r: { ip: string }) => r.ip), ['8.8.8.8', '2001:4860:4860::8888', '10.0.0.1']);
+    assert.deepEqual(body.invalid, ['bogus', '1.2.3.999']);
+    assert.equal(res.headers['x-credits-remaining'], '97'); // ceil(3 × 0.9) = 3
+  });
+
+  it('should charge 90 for 100 addresses and 900 for 1,000', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team({ credits: 1000 });
+    const ips = (n: number, base: number) => Array.from({ length: n }, (_, i) => `${base}.${(i >> 8) & 255}.${i & 255}.1`);
+    const hundred = await post(app, key, { ips: ips(100, 11) });
+    assert.equal(hundred.statusCode, 200);
+    assert.equal(hundred.json().results.length, 100);
+    assert.equal(hundred.headers['x-credits-remaining'], '910');
+    await app.services.admin.setCredits((await app.services.admin.listOrgs())[0]!.id, 900);
+    const thousand = await post(app, key, { ips: ips(1000, 12) });
+    assert.equal(thousand.statusCode, 200);
+    assert.equal(thousand.headers['x-credits-remaining'], '0');
+  });
+
+  it('should refuse more than 1,000 entries, non-arrays, non-strings and all-invalid batches with 400 and charge nothing', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team({ credits: 10 });
+    const cases: unknown[] = [
+      { ips: Array.from({ length: 1001 }, (_, i) => `1.1.${i >> 8}.${i & 255}`) },
+      { ips: '8.8.8.8' },
+      { ips: [8, 8] },
+      { ips: ['nope', 'nada'] },
+      { ips: [] },
+      {},
+      ['8.8.8.8'],
+    ];
+    for (const payload of cases) {
+      const res = await post(app, key, payload);
+      assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 60));
+      assert.equal(res.headers['content-type'], PROBLEM);
+      assert.equal(res.json().title, 'Validation error');
+      assert.ok(Object.keys(res.json().errors).length > 0);
+    }
+    const me = await app.http.inject({ url: '/api/v4/account/me', headers: { 'x-api-key': key } });
+    assert.equal(me.json().lookup_quota.credits, 10);
+  });
+
+  it('should answer malformed JSON with a 400 validation problem, a wrong content type with 415 and an oversized body with 413', async (t) => {
+    const app = await buildTestApp(t, {}, { UMBRA_BODY_LIMIT_BYTES: '2048' });
+    const { key } = await app.team();
+    const bad = await post(app, key, '{"ips": [');
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.headers['content-type'], PROBLEM);
+    assert.deepEqual(Object.keys(bad.json().errors), ['body']);
+    const text = await post(app, key, 'ips=1', { 'content-type': 'text/plain' });
+    assert.equal(text.statusCode, 415);
+    assert.equal(text.headers['content-type'], PROBLEM);
+    const big = await post(app, key, { ips: Array.from({ length: 300 }, () => '255.255.255.255') });
+    assert.equal(big.statusCode, 413);
+    assert.equal(big.headers['content-type'], PROBLEM);
+  });
+});
+
+describe('GET /api/v4/lookup/domain/{domain}', () => {
+  it('should answer the full shape with status unknown and charge 1 credit', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team({ credits: 3 });
+    const res = await app.http.inject({ url: '/api/v4/lookup/domain/B%C3%BCcher.Example', headers: { 'x-api-key': key } });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['x-credits-remaining'], '2');
+    const body = res.json();
+    assert.equal(body.type, 'domain');
+    assert.equal(body.data.domain, 'xn--bcher-kva.example');
+    assert.equal(body.data.status, 'unknown');
+    assert.deepEqual(body.data.stats, { events_24h: 0, total_events_30d: 0 });
+    assert.equal(body.data.time_series.length, 30);
+    assert.equal(body.data.time_series[29].date, '2026-11-22');
+    assert.equal(body.data.time_series[0].date, '2026-10-24');
+    assert.deepEqual([body.data.top_subdomains, body.data.top_ports, body.data.recent_events], [[], [], []]);
+  });
+
+  it('should refuse escaped slashes, dot-dot and bad limits with 400 and charge nothing', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team({ credits: 3 });
+    for (const [path, field] of [
+      ['..%2F..%2Fetc%2Fpasswd', 'domain'],
+      ['a%2Fb.com', 'domain'],
+      ['a..b.com', 'domain'],
+      ['8.8.8.8', 'domain'],
+      ['example.com?limit=0', 'limit'],
+      ['example.com?limit=abc', 'limit'],
+    ] as const) {
+      const res = await app.http.inject({ url: `/api/v4/lookup/domain/${path}`, headers: { 'x-api-key': key } });
+      assert.equal(res.statusCode, 400, `${path}: ${res.body}`);
+      assert.ok(res.json().errors[field], `${path}: ${res.body}`);
+    }
+    const ok = await app.http.inject({ url: '/api/v4/lookup/domain/example.com?limit=5000', headers: { 'x-api-key': key } });
+    assert.equal(ok.statusCode, 200, 'larger limits are clamped, not refused');
+    assert.equal(ok.headers['x-credits-remaining'], '2');
+  });
+});
