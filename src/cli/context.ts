@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { parseConfig, type Config } from '../config.ts';
+import { systemClock } from '../lib/clock.ts';
+import { nodeKeyCrypto } from '../lib/key-crypto.ts';
+import { AdminService } from '../modules/accounts/admin-service.ts';
+import { createStores, type Stores } from '../storage/index.ts';
+import { createOutput, EXIT, reportFailure, type Output } from './output.ts';
+
+export interface GlobalOptions {
+  json?: boolean;
+  dataDir?: string;
+  httpPort?: string;
+  grpcPort?: string;
+  host?: string;
+}
+
+/** Environment first, flags over it. */
+export function configFrom(opts: GlobalOptions): Config {
+  return parseConfig(process.env, {
+    UMBRA_DATA_DIR: opts.dataDir,
+    UMBRA_HTTP_PORT: opts.httpPort,
+    UMBRA_GRPC_PORT: opts.grpcPort,
+    UMBRA_HOST: opts.host,
+  });
+}
+
+/** Holds the exit code of the verb that ran. */
+export const outcome = { code: EXIT.OK as number };
+
+/** Runs one verb: output per --json, failures to an exit code. */
+export function action<A extends unknown[]>(fn: (out: Output, config: () => Config, ...args: A) => Promise<number | void>) {
+  return async (...args: unknown[]): Promise<void> => {
+    const cmd = args[args.length - 1] as Command;
+    const opts = cmd.optsWithGlobals<GlobalOptions>();
+    const out = createOutput(Boolean(opts.json));
+    try {
+      outcome.code = (await fn(out, () => configFrom(opts), ...(args.slice(0, -1) as A))) ?? EXIT.OK;
+    } catch (e) {
+      outcome.code = reportFailure(out, e);
+    }
+  };
+}
+
+/** The admin service on the configured store; the store is closed when `use` finishes. */
+export async function withAdmin<T>(config: Config, use: (admin: AdminService, stores: Stores) => Promise<T>): Promise<T> {
+  const stores = createStores(config);
+  try {
+    return await use(new AdminService(stores.accounts, stores.ledger, nodeKeyCrypto, systemClock), stores);
+  } finally {
+    await stores.close();
+  }
+}

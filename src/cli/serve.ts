@@ -1,0 +1,47 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import type { Command } from 'commander';
+import { API_PREFIX } from '../operations.ts';
+import { action } from './context.ts';
+import { buildDatasetWithProgress } from './data.ts';
+import { ensureDemo } from './demo.ts';
+
+/** `umbra serve`: builds the dataset when missing, serves HTTP, and shuts down gracefully on SIGTERM/SIGINT. */
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('run the service (builds the IP dataset first when it is missing)')
+    .option('--demo', 'create a demo team and print its key')
+    .action(
+      action(async (out, configOf, o: { demo?: boolean }) => {
+        const config = configOf();
+        mkdirSync(config.dataDir, { recursive: true });
+        if (!existsSync(config.datasetFile)) await buildDatasetWithProgress(config, out);
+        const { loadDataset } = await import('../modules/intel/ip-dataset.ts');
+        const { buildApp } = await import('../app.ts');
+        const dataset = loadDataset(config.datasetFile);
+        const app = await buildApp(config, { dataset, defaultMetrics: true });
+        const address = await app.http.listen({ port: config.httpPort, host: config.host });
+        const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(app.http.server.address() as { port: number }).port}`;
+        out.info(`umbra is serving ${base}${API_PREFIX} (data dir ${config.dataDir}); API reference at ${base}${API_PREFIX}/docs`);
+        void address;
+        if (o.demo) {
+          const key = await ensureDemo(app.services, config.dataDir);
+          out.info(`demo API key (every scope): ${key}`);
+          out.info(`try: curl -s -H 'x-api-key: ${key}' ${base}${API_PREFIX}/lookup/ip/8.8.8.8`);
+        }
+        await new Promise<void>((resolve) => {
+          const stop = (signal: string) => {
+            out.info(`${signal}: finishing in-flight requests, then stopping`);
+            const force = setTimeout(() => {
+              out.info('grace period over; stopping now');
+              process.exit(1);
+            }, config.shutdownGraceSeconds * 1000);
+            force.unref();
+            app.close().then(resolve, resolve);
+          };
+          process.once('SIGTERM', () => stop('SIGTERM'));
+          process.once('SIGINT', () => stop('SIGINT'));
+        });
+      }),
+    );
+}
