@@ -1,0 +1,17 @@
+// `npm run bench`: every benchmark, each reported against a baseline measured in the same run.
+import { benchHttpLookup } from './http-lookup.bench.ts';
+import { benchIntelIndex } from './intel-index.bench.ts';
+
+const only = process.argv[2];
+const suites: Record<string, () => Promise<Record<string, number | string>>> = {
+  'intel index (in-process, one core)': benchIntelIndex,
+  'HTTP lookups (127.0.0.1)': () => benchHttpLookup(),
+};
+
+for (const [name, run] of Object.entries(suites)) {
+  if (only && !name.toLowerCase().includes(only.toLowerCase())) continue;
+  const started = Date.now();
+  const figures = await run();
+  console.log(`\n## ${name} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(44)} ${v}`);
+}

@@ -1,0 +1,19 @@
+// umbra on the embedded default with the real IP dataset: auth, rate limits and credits all on,
+// with the bench team's limits raised so the load measures the service, not the 100/s bucket.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../../src/app.ts';
+import { parseConfig } from '../../src/config.ts';
+import { loadDataset } from '../../src/modules/intel/ip-dataset.ts';
+import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-'));
+const config = parseConfig({ UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn' });
+const app = await buildApp(config, { dataset: loadDataset(await ensureRealDataset()) });
+const org = await app.services.admin.createOrg({ name: 'bench', credits: 1e12 });
+for (const bucket of ['lookup', 'domain', 'account']) await app.services.admin.setLimit(org.id, bucket, { rate: 1e6, burst: 1e6 });
+const { secret } = await app.services.admin.createKey({ org: org.id, email: 'bench@umbra.local', scopes: ['BASIC'] });
+await app.http.listen({ port: 0, host: '127.0.0.1' });
+process.stdout.write(`${JSON.stringify({ port: (app.http.server.address() as { port: number }).port, key: secret })}\n`);
+process.on('SIGTERM', () => app.close().then(() => process.exit(0)));

@@ -1,0 +1,96 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
+
+const BIN = join(import.meta.dirname, '../../bin/umbra.js');
+
+/** Runs an `umbra` verb to completion, as an operator's script would. */
+function umbra(dataDir: string, ...args: string[]): { code: number; json: any; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, '--json', '--data-dir', dataDir, ...args], { encoding: 'utf8' });
+  let json: unknown;
+  try {
+    json = JSON.parse(r.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code: r.status ?? -1, json, stderr: r.stderr };
+}
+
+async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('umbra serve (black box)', () => {
+  it('should serve real lookups over a socket to keys made by the admin verbs, and obey them while running', async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'umbra-bb-'));
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+    symlinkSync(await ensureRealDataset(), join(dataDir, 'ip-dataset.bin'));
+
+    const org = umbra(dataDir, 'admin', 'org', 'create', '--name', 'Black Box', '--credits', '100');
+    assert.equal(org.code, 0, org.stderr);
+    const key = umbra(dataDir, 'admin', 'key', 'create', '--org', 'black box', '--email', 'ops@bb.test', '--scopes', 'BASIC');
+    assert.equal(key.code, 0, key.stderr);
+    assert.match(key.json.key, /^[0-9a-f-]{36}$/);
+    assert.equal(umbra(dataDir, 'admin', 'key', 'create', '--org', 'Black Box', '--email', 'x@bb.test', '--scopes', 'BASIC,WRONG').code, 2);
+    assert.equal(umbra(dataDir, 'admin', 'credits', 'add', '--org', 'nobody', '5').code, 2);
+
+    const server = spawn(process.execPath, [BIN, 'serve', '--demo', '--http-port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, UMBRA_LOG_LEVEL: 'warn' } });
+    const exited = new Promise<number | null>((r) => server.once('exit', (code) => r(code)));
+    t.after(() => server.kill('SIGKILL'));
+    let base = '';
+    let demoKey = '';
+    const stderr: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const rl = createInterface({ input: server.stderr! });
+      rl.on('line', (line) => {
+        stderr.push(line);
+        base ||= /serving (http:\/\/\S+\/api\/v4)/.exec(line)?.[1] ?? '';
+        demoKey ||= /demo API key \(every scope\): (\S+)/.exec(line)?.[1] ?? '';
+        if (base && demoKey) resolve();
+      });
+      server.once('exit', () => reject(new Error(`server exited early:\n${stderr.join('\n')}`)));
+    });
+    const get = (path: string, k: string) => fetch(`${base}${path}`, { headers: { 'x-api-key': k } });
+
+    const google = await get('/lookup/ip/8.8.8.8', key.json.key);
+    assert.equal(google.status, 200);
+    assert.equal(google.headers.get('x-credits-remaining'), '99');
+    const body = await google.json();
+    assert.equal(body.network.asn, 15169);
+    assert.match(body.network.isp, /google/i);
+    assert.equal(body.location.country, 'US');
+
+    const batch = await fetch(`${base}/lookup/ips`, {
+      method: 'POST',
+      headers: { 'x-api-key': key.json.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ ips: ['1.1.1.1', '2001:4860:4860::8888', '1.1.1.1', 'nope'] }),
+    });
+    assert.equal(batch.status, 200);
+    assert.equal(batch.headers.get('x-credits-remaining'), '97');
+    const results = (await batch.json()).results;
+    assert.deepEqual(results.map((r: { network: { asn: number } }) => r.network.asn), [13335, 15169]);
+
+    assert.equal((await get('/account/me', demoKey)).status, 200, 'the printed demo key works');
+
+    // Admin changes made by another process while the server runs.
+    assert.equal(umbra(dataDir, 'admin', 'credits', 'set', '--org', 'Black Box', '7').code, 0);
+    const me = await (await get('/account/me', key.json.key)).json();
+    assert.equal(me.lookup_quota.credits, 7);
+    assert.equal(umbra(dataDir, 'admin', 'key', 'revoke', key.json.id).code, 0);
+    await until('revocation', 5000, async () => ((await get('/account/me', key.json.key)).status === 401 ? true : undefined));
+
+    server.kill('SIGTERM');
+    assert.equal(await exited, 0, 'SIGTERM shuts down cleanly');
+  });
+});
