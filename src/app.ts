@@ -43,7 +43,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const clock = deps.clock ?? systemClock;
   const crypto = deps.crypto ?? nodeKeyCrypto;
   const logger = deps.logger ?? createLogger(config.logLevel);
-  const stores = deps.stores ?? createStores(config);
+  const stores = deps.stores ?? createStores(config, clock);
   const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics });
   let dataset = deps.dataset;
 
@@ -69,7 +69,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     close: async () => {
       await http.close();
       await stores.close();
-      void dataset;
+      logger.flush();
     },
   };
 }

@@ -17,6 +17,8 @@ const ConfigSchema = z.object({
   UMBRA_KEY_CACHE_MS: ms(5000).default(1000),
   /** How often per-team limit overrides are re-read (admin changes apply within it). */
   UMBRA_LIMITS_REFRESH_MS: ms(5000).default(2000),
+  /** How often buffered credit charges are written to the store (at most this much is lost on a crash). */
+  UMBRA_CREDITS_FLUSH_MS: z.coerce.number().int().min(1).max(1000).default(20),
   UMBRA_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
   /** Seconds in-flight requests get to finish after SIGTERM. */
   UMBRA_SHUTDOWN_GRACE_S: z.coerce.number().int().min(0).max(600).default(25),
@@ -33,6 +35,7 @@ export interface Config {
   keyCacheMs: number;
   limitsRefreshMs: number;
   bodyLimitBytes: number;
+  creditsFlushMs: number;
   shutdownGraceSeconds: number;
   /** Derived: the SQLite file and the IP dataset file under dataDir. */
   sqliteFile: string;
@@ -62,6 +65,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     keyCacheMs: c.UMBRA_KEY_CACHE_MS,
     limitsRefreshMs: c.UMBRA_LIMITS_REFRESH_MS,
     bodyLimitBytes: c.UMBRA_BODY_LIMIT_BYTES,
+    creditsFlushMs: c.UMBRA_CREDITS_FLUSH_MS,
     shutdownGraceSeconds: c.UMBRA_SHUTDOWN_GRACE_S,
     sqliteFile: resolve(dataDir, 'umbra.db'),
     datasetFile: resolve(dataDir, 'ip-dataset.bin'),

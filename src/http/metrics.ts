@@ -14,6 +14,21 @@ export class Metrics {
   readonly creditsCharged = new Counter({ name: 'umbra_credits_charged_total', help: 'Lookup credits charged', labelNames: ['operation'] as const, registers: [this.registry] });
   readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
 
+  private readonly children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+
+  /** Counts one request and its latency; label children are cached because label hashing is the costly part. */
+  observe(operation: string, status: number, seconds: number): void {
+    const key = `${operation} ${status}`;
+    let c = this.children.get(key);
+    if (!c) {
+      const labels = { operation, status: String(status) };
+      c = { count: this.requests.labels(labels), time: this.latency.labels(labels) };
+      this.children.set(key, c);
+    }
+    c.count.inc();
+    c.time.observe(seconds);
+  }
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'umbra_' });
   }

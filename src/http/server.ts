@@ -35,6 +35,7 @@ const stringAjv = new Ajv({ coerceTypes: true, useDefaults: true, removeAddition
 /** Builds the HTTP server with every route registered here, in one visible place. Tests call inject() on it. */
 export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyInstance> {
   const { services, metrics } = deps;
+  const logRequests = deps.logger.isLevelEnabled('info');
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -73,14 +74,13 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     'onRequest',
     operationGuard(services.accounts, services.limits, (op) => metrics.rateLimited.inc({ operation: op.id, bucket: op.bucket ?? '' })),
   );
-  app.addHook('onResponse', async (req, reply) => {
+  // Callback style (no promise per request); metric children are bound once per label pair.
+  app.addHook('onResponse', (req, reply, done) => {
     const operation = req.routeOptions.config.operation?.id ?? (req.routeOptions.url ? 'other' : 'unmatched');
-    const status = String(reply.statusCode);
-    const seconds = reply.elapsedTime / 1000;
-    metrics.requests.inc({ operation, status });
-    metrics.latency.observe({ operation, status }, seconds);
+    metrics.observe(operation, reply.statusCode, reply.elapsedTime / 1000);
     // One line per request; the key header is never logged (only method, path, status, timing).
-    req.log.info({ operation, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    if (logRequests) req.log.info({ operation, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    done();
   });
 
   app.setErrorHandler(async (err, req, reply) => {

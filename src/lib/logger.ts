@@ -8,6 +8,7 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
       base: { service: 'umbra' },
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', '*.secret', 'secret', '*.apiKey', 'apiKey'], censor: '[redacted]' },
     },
-    destination as never,
+    // Asynchronous writes: lines written while a write is in flight are coalesced into one syscall.
+    destination ?? pino.destination({ sync: false }),
   );
 }

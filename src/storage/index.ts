@@ -1,4 +1,6 @@
 import type { Config } from '../config.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
+import { BufferedCreditLedger } from '../modules/credits/buffered-credit-ledger.ts';
 import type { AccountStore } from '../modules/accounts/account-store.ts';
 import type { CreditLedger } from '../modules/credits/credit-ledger.ts';
 import type { RateLimiter } from '../modules/ratelimit/rate-limiter.ts';
@@ -17,24 +19,33 @@ export interface Stores {
 }
 
 /** The only place that chooses a backend. */
-export function createStores(config: Pick<Config, 'storage' | 'sqliteFile'>): Stores {
+export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs'>, clock: Clock = systemClock): Stores {
   switch (config.storage) {
     case 'embedded': {
       const db = openSqlite(config.sqliteFile);
+      const ping = db.prepare('SELECT 1');
+      // One process owns the buckets and decides debits in memory; SQLite gets them every flush.
+      const ledger = new BufferedCreditLedger(new SqliteCreditLedger(db), () => clock.now());
+      const timer = setInterval(() => ledger.flush().catch(() => {}), config.creditsFlushMs);
+      timer.unref();
       return {
         accounts: new SqliteAccountStore(db),
-        ledger: new SqliteCreditLedger(db),
+        ledger,
         limiter: new MemoryRateLimiter(),
         health: async () => {
           try {
-            db.prepare('SELECT 1').get();
+            ping.get();
             return [];
           } catch (e) {
             return [`embedded database: ${(e as Error).message}`];
           }
         },
         close: async () => {
-          if (db.open) db.close();
+          clearInterval(timer);
+          if (db.open) {
+            await ledger.flush();
+            db.close();
+          }
         },
       };
     }

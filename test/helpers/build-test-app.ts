@@ -23,7 +23,7 @@ export async function buildTestApp(t: TestContext, deps: Partial<AppDeps> = {}, 
   const clock = (deps.clock as ManualClock | undefined) ?? new ManualClock();
   const app = await buildApp(config, {
     dataset: tinyDataset,
-    stores: createStores(config),
+    stores: createStores(config, clock),
     logger: createLogger('silent'),
     ...deps,
     clock,

@@ -23,6 +23,11 @@ export interface CreditLedger {
   /** Creates the team's account with a full balance; the first period ends periodSeconds after now. */
   open(orgId: string, plan: CreditPlan, nowSec: number): Promise<void>;
   debit(orgId: string, cost: number, nowSec: number): Promise<DebitResult>;
+  /**
+   * Charges an amount already granted elsewhere (a write-behind buffer's batch): applies any due refill,
+   * then subtracts, never below zero.
+   */
+  consume(orgId: string, amount: number, nowSec: number): Promise<CreditBalance>;
   /** Gives back a charge whose request then failed. */
   refund(orgId: string, amount: number): Promise<void>;
   /** Current balance, with any due refill applied. undefined for an unknown team. */

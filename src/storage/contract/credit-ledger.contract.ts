@@ -48,6 +48,20 @@ export function creditLedgerContract(backend: string, make: () => Promise<{ ledg
       }
     });
 
+    it('should consume granted charges, applying a due refill and never going below zero', async () => {
+      const { ledger, close } = await make();
+      try {
+        await ledger.open('org_a', { allotment: 10, periodSeconds: DAY }, 0);
+        assert.equal((await ledger.consume('org_a', 4, 5)).balance, 6);
+        assert.equal((await ledger.consume('org_a', 40, 6)).balance, 0);
+        assert.equal((await ledger.get('org_a', 7))?.balance, 0);
+        await ledger.consume('org_a', 3, DAY + 1);
+        assert.deepEqual(await ledger.get('org_a', DAY + 2), { balance: 7, resetsAt: 2 * DAY, allotment: 10, periodSeconds: DAY });
+      } finally {
+        await close();
+      }
+    });
+
     it('should set, add and refund as the operator says', async () => {
       const { ledger, close } = await make();
       try {

@@ -20,6 +20,9 @@ export class SqliteCreditLedger implements CreditLedger {
         `UPDATE credit_accounts SET balance = ${EFFECTIVE} - @cost, period_end = ${NEXT_END}
          WHERE org_id = @org AND ${EFFECTIVE} >= @cost RETURNING balance, period_end`,
       ),
+      consume: db.prepare<Record<string, string | number>, { balance: number; period_end: number }>(
+        `UPDATE credit_accounts SET balance = MAX(0, ${EFFECTIVE} - @value), period_end = ${NEXT_END} WHERE org_id = @org RETURNING balance, period_end`,
+      ),
       refund: db.prepare('UPDATE credit_accounts SET balance = balance + ? WHERE org_id = ?'),
       get: db.prepare<[string], Row>('SELECT balance, allotment, period_s, period_end FROM credit_accounts WHERE org_id = ?'),
       set: db.prepare<Record<string, string | number>, { balance: number; period_end: number }>(
@@ -42,6 +45,10 @@ export class SqliteCreditLedger implements CreditLedger {
     if (row) return { ok: true, balance: row.balance, resetsAt: row.period_end };
     const current = await this.get(orgId, nowSec);
     return { ok: false, balance: current?.balance ?? 0, resetsAt: current?.resetsAt ?? nowSec };
+  }
+
+  async consume(orgId: string, amount: number, nowSec: number): Promise<CreditBalance> {
+    return this.write(this.q.consume, orgId, amount, nowSec);
   }
 
   async refund(orgId: string, amount: number): Promise<void> {
