@@ -66,7 +66,7 @@ describe('umbra serve (black box)', () => {
     const google = await get('/lookup/ip/8.8.8.8', key.json.key);
     assert.equal(google.status, 200);
     assert.equal(google.headers.get('x-credits-remaining'), '99');
-    const body = await google.json();
+    const body = (await google.json()) as any;
     assert.equal(body.network.asn, 15169);
     assert.match(body.network.isp, /google/i);
     assert.equal(body.location.country, 'US');
@@ -78,14 +78,14 @@ describe('umbra serve (black box)', () => {
     });
     assert.equal(batch.status, 200);
     assert.equal(batch.headers.get('x-credits-remaining'), '97');
-    const results = (await batch.json()).results;
+    const results = ((await batch.json()) as any).results;
     assert.deepEqual(results.map((r: { network: { asn: number } }) => r.network.asn), [13335, 15169]);
 
     assert.equal((await get('/account/me', demoKey)).status, 200, 'the printed demo key works');
 
     // Admin changes made by another process while the server runs.
     assert.equal(umbra(dataDir, 'admin', 'credits', 'set', '--org', 'Black Box', '7').code, 0);
-    const me = await (await get('/account/me', key.json.key)).json();
+    const me = (await (await get('/account/me', key.json.key)).json()) as any;
     assert.equal(me.lookup_quota.credits, 7);
     assert.equal(umbra(dataDir, 'admin', 'key', 'revoke', key.json.id).code, 0);
     await until('revocation', 5000, async () => ((await get('/account/me', key.json.key)).status === 401 ? true : undefined));

@@ -1,0 +1,83 @@
+import type { DatasetInfo } from '../lookup/intel-source.ts';
+
+/**
+ * ip-dataset.bin: 8-byte magic, u32 LE header length, u32 reserved, the JSON header (info, string
+ * table, section table), then 8-byte-aligned little-endian typed-array sections, so the loader maps
+ * them as views over one buffer without copying.
+ */
+export const MAGIC = Buffer.from('UMBRAIP\u0001', 'latin1');
+export const FORMAT_VERSION = 1;
+
+export const SECTIONS = ['v4NetStarts', 'v4NetVals', 'v6NetStarts', 'v6NetVals', 'v4LocStarts', 'v4LocVals', 'v6LocStarts', 'v6LocVals', 'netRecords', 'locRecords'] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+/** Words per record: network = asn, isp string, type string; location = country, state, city, timezone, geohash strings, lat×1e4, lon×1e4 (lat/lon as int32, NO_COORD when unknown). */
+export const NET_WORDS = 3;
+export const LOC_WORDS = 7;
+export const NO_COORD = -0x80000000;
+
+export interface DatasetHeader {
+  format: number;
+  info: DatasetInfo;
+  strings: string[];
+  /** name → [byte offset from file start, element count] */
+  sections: Record<SectionName, [number, number]>;
+}
+
+export type Sections = Record<SectionName, Uint32Array | Int32Array>;
+
+const align8 = (n: number) => (n + 7) & ~7;
+
+export function encodeDataset(info: DatasetInfo, strings: string[], sections: Sections): Buffer[] {
+  const table = {} as DatasetHeader['sections'];
+  // Offsets depend on the header length, which depends on the offsets' digits: grow the assumed
+  // length until the header fits, then pad it with spaces (valid JSON whitespace) to exactly that.
+  let assumed = 0;
+  let headerBytes: Buffer;
+  for (;;) {
+    let offset = align8(16 + assumed);
+    for (const name of SECTIONS) {
+      table[name] = [offset, sections[name].length];
+      offset = align8(offset + sections[name].byteLength);
+    }
+    headerBytes = Buffer.from(JSON.stringify({ format: FORMAT_VERSION, info, strings, sections: table } satisfies DatasetHeader));
+    if (headerBytes.length <= assumed) {
+      headerBytes = Buffer.concat([headerBytes, Buffer.alloc(assumed - headerBytes.length, 0x20)]);
+      break;
+    }
+    assumed = headerBytes.length + 16;
+  }
+  const prefix = Buffer.alloc(16);
+  MAGIC.copy(prefix, 0);
+  prefix.writeUInt32LE(headerBytes.length, 8);
+  const parts: Buffer[] = [prefix, headerBytes];
+  let at = 16 + headerBytes.length;
+  for (const name of SECTIONS) {
+    const pad = table[name][0] - at;
+    if (pad > 0) parts.push(Buffer.alloc(pad));
+    const s = sections[name];
+    parts.push(Buffer.from(s.buffer, s.byteOffset, s.byteLength));
+    at = table[name][0] + s.byteLength;
+  }
+  return parts;
+}
+
+export class DatasetFormatError extends Error {}
+
+export function decodeDataset(buf: Buffer, file: string): { header: DatasetHeader; sections: Sections } {
+  if (buf.length < 16 || !buf.subarray(0, 8).equals(MAGIC)) throw new DatasetFormatError(`${file} is not an umbra IP dataset (bad magic); rebuild it with 'umbra data build'`);
+  const len = buf.readUInt32LE(8);
+  if (16 + len > buf.length) throw new DatasetFormatError(`${file} is truncated (header); rebuild it with 'umbra data build'`);
+  const header = JSON.parse(buf.subarray(16, 16 + len).toString('utf8')) as DatasetHeader;
+  if (header.format !== FORMAT_VERSION) throw new DatasetFormatError(`${file} has format ${header.format}, this umbra reads ${FORMAT_VERSION}; rebuild it with 'umbra data build'`);
+  // Typed-array views need 4-byte-aligned offsets into the underlying ArrayBuffer.
+  const base = buf.byteOffset % 4 === 0 ? buf : Buffer.from(buf);
+  const sections = {} as Sections;
+  for (const name of SECTIONS) {
+    const [offset, count] = header.sections[name];
+    if (offset + count * 4 > base.length) throw new DatasetFormatError(`${file} is truncated (section ${name}); rebuild it with 'umbra data build'`);
+    const Ctor = name === 'locRecords' ? Int32Array : Uint32Array;
+    sections[name] = new Ctor(base.buffer as ArrayBuffer, base.byteOffset + offset, count);
+  }
+  return { header, sections };
+}
