@@ -59,7 +59,17 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'umbra API', version: '4', description: 'Anonymized-traffic intelligence: IP and domain lookups, feeds and exports. Every operation except the health probe needs an API key in the x-api-key header.' },
+      info: {
+        title: 'umbra API',
+        version: '4',
+        description: [
+          'Anonymized-traffic intelligence: IP and domain lookups, feeds and exports. Every operation except the health probe needs an API key in the x-api-key header.',
+          '',
+          'Errors are application/problem+json. Rate-limited responses carry RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset; a 429 adds Retry-After. Billed responses carry X-Credits-Remaining.',
+          '',
+          'IP data: IP Geolocation by DB-IP (https://db-ip.com), CC BY 4.0; ASN data from RouteViews, NRO and DB-IP Lite, CC BY 4.0, via the ip-location-db project.',
+        ].join('\n'),
+      },
       servers: [{ url: '/' }],
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
     },

@@ -235,6 +235,7 @@ describe('errors, health and documents', () => {
     assert.equal(doc.statusCode, 200);
     const spec = doc.json();
     assert.equal(spec.openapi, '3.1.0');
+    assert.match(spec.info.description, /DB-IP/, 'the data licence asks for attribution');
     for (const path of ['/api/v4/account/me', '/api/v4/lookup/ip/{ip_address}', '/api/v4/lookup/ips', '/api/v4/lookup/domain/{domain}', '/api/v4/health']) {
       assert.ok(spec.paths[path], path);
     }
