@@ -14,6 +14,9 @@ import type { IpDataset } from './modules/lookup/intel-source.ts';
 import { emptyIntelligence, type IntelligenceSource } from './modules/lookup/intelligence.ts';
 import { LookupService } from './modules/lookup/lookup-service.ts';
 import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
+import { RecordValidator } from './modules/feeds/feed-records.ts';
+import { IngestService } from './modules/feeds/ingest-service.ts';
+import { StreamService } from './modules/feeds/stream-service.ts';
 import type { Services } from './services.ts';
 import { createStores, type Stores } from './storage/index.ts';
 
@@ -53,12 +56,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     limits: new LimitPolicy(stores.accounts, stores.limiter, clock, config.limitsRefreshMs),
     lookup: new LookupService(() => dataset, deps.intelligence ?? emptyIntelligence, stores.ledger, clock),
     domains: new DomainService(deps.domainSource ?? noEventsDomainSource, stores.ledger, clock),
+    ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),
+    streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer }),
     health: async () => {
       const problems = await stores.health();
       return { status: problems.length === 0 ? 'ok' : 'unhealthy', problems };
     },
   };
-  const http = await createHttpServer({ services, metrics, logger, bodyLimitBytes: config.bodyLimitBytes });
+  // Aborted first on close, so open streams end cleanly and the server can stop.
+  const closing = new AbortController();
+  const http = await createHttpServer({
+    services,
+    metrics,
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    stream: { keepaliveMs: config.streamKeepaliveMs, lifetimeMs: config.streamLifetimeMs },
+    closing: closing.signal,
+    operatorToken: config.operatorToken,
+  });
 
   return {
     http,
@@ -67,6 +82,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     metrics,
     logger,
     close: async () => {
+      closing.abort();
       await http.close();
       await stores.close();
       logger.flush();

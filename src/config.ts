@@ -22,6 +22,16 @@ const ConfigSchema = z.object({
   UMBRA_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
   /** Seconds in-flight requests get to finish after SIGTERM. */
   UMBRA_SHUTDOWN_GRACE_S: z.coerce.number().int().min(0).max(600).default(25),
+  /** An empty keepalive line after this long without output on a stream (service.md: about 15 s). */
+  UMBRA_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(5).max(300_000).default(15_000),
+  /** Streams are closed cleanly after this long (service.md: 30 minutes). */
+  UMBRA_STREAM_LIFETIME_MS: z.coerce.number().int().min(10).max(24 * 3_600_000).default(30 * 60_000),
+  /** Records a stream consumer may fall behind before it is disconnected. */
+  UMBRA_STREAM_BUFFER: z.coerce.number().int().min(1).max(10_000_000).default(20_000),
+  /** Token for the operator ingestion endpoint; when unset, one is generated into the data dir. */
+  UMBRA_OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Simulator speed in demo mode: 1 = a record per feed at least every 5 s; 0 turns it off. */
+  UMBRA_SIMULATOR_RATE: z.coerce.number().min(0).max(10_000).default(1),
 });
 
 export interface Config {
@@ -37,9 +47,17 @@ export interface Config {
   bodyLimitBytes: number;
   creditsFlushMs: number;
   shutdownGraceSeconds: number;
+  streamKeepaliveMs: number;
+  streamLifetimeMs: number;
+  streamBuffer: number;
+  operatorToken: string | undefined;
+  simulatorRate: number;
   /** Derived: the SQLite file and the IP dataset file under dataDir. */
   sqliteFile: string;
   datasetFile: string;
+  /** The durable feed record log. */
+  feedLogDir: string;
+  operatorTokenFile: string;
 }
 
 export class ConfigError extends Error {}
@@ -67,7 +85,14 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     bodyLimitBytes: c.UMBRA_BODY_LIMIT_BYTES,
     creditsFlushMs: c.UMBRA_CREDITS_FLUSH_MS,
     shutdownGraceSeconds: c.UMBRA_SHUTDOWN_GRACE_S,
+    streamKeepaliveMs: c.UMBRA_STREAM_KEEPALIVE_MS,
+    streamLifetimeMs: c.UMBRA_STREAM_LIFETIME_MS,
+    streamBuffer: c.UMBRA_STREAM_BUFFER,
+    operatorToken: c.UMBRA_OPERATOR_TOKEN,
+    simulatorRate: c.UMBRA_SIMULATOR_RATE,
     sqliteFile: resolve(dataDir, 'umbra.db'),
     datasetFile: resolve(dataDir, 'ip-dataset.bin'),
+    feedLogDir: resolve(dataDir, 'feeds'),
+    operatorTokenFile: resolve(dataDir, 'operator-token'),
   };
 }

@@ -1,4 +1,5 @@
 import type { Scope } from './modules/accounts/scopes.ts';
+import { FEED_LIST, type FeedId } from './modules/feeds/feed-catalog.ts';
 import type { BucketName } from './modules/ratelimit/buckets.ts';
 
 /**
@@ -81,3 +82,23 @@ export const OPERATIONS = {
 
 export type OperationName = keyof typeof OPERATIONS;
 export const API_PREFIX = '/api/v4';
+
+/** The live stream of every feed: its stream scope, the shared connection bucket, no credits. */
+export const FEED_STREAM_OPERATIONS = Object.fromEntries(
+  FEED_LIST.map((f) => [
+    f.id,
+    op({
+      id: `feeds.${f.id}.stream`,
+      method: 'GET',
+      path: `/feeds/${f.segment}/stream`,
+      scope: f.streamScope,
+      bucket: 'stream',
+      cost: { kind: 'free' },
+      grpc: f.grpcStream,
+      summary: `Live NDJSON stream of the ${f.id} feed (timestamps in Unix ${f.unit === 'ms' ? 'milliseconds' : 'seconds'})`,
+    }),
+  ]),
+) as Record<FeedId, Operation>;
+
+/** Every operation, for registries and the HTTP/gRPC parity test. */
+export const ALL_OPERATIONS: readonly Operation[] = [...Object.values(OPERATIONS), ...Object.values(FEED_STREAM_OPERATIONS)];

@@ -3,6 +3,8 @@ import type { AdminService } from './modules/accounts/admin-service.ts';
 import type { DomainService } from './modules/domains/domain-service.ts';
 import type { LookupService } from './modules/lookup/lookup-service.ts';
 import type { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
+import type { IngestService } from './modules/feeds/ingest-service.ts';
+import type { StreamService } from './modules/feeds/stream-service.ts';
 
 export interface HealthReport {
   status: 'ok' | 'unhealthy';
@@ -16,5 +18,7 @@ export interface Services {
   limits: LimitPolicy;
   lookup: LookupService;
   domains: DomainService;
+  ingest: IngestService;
+  streams: StreamService;
   health(): Promise<HealthReport>;
 }

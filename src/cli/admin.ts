@@ -63,6 +63,17 @@ export function registerAdmin(program: Command): void {
         out.result(view, () => orgText(view));
       }),
     );
+  org
+    .command('set')
+    .argument('<org>', 'organization id or name')
+    .requiredOption('--max-streams <n>', 'concurrent stream allowance')
+    .action(
+      action(async (out, config, ref: string, o: { maxStreams: string }) => {
+        const maxStreams = wholeArg('max-streams', o.maxStreams)!;
+        const view = await withAdmin(config(), (a) => a.setMaxStreams(ref, maxStreams));
+        out.result(view, () => orgText(view));
+      }),
+    );
   org.command('list').action(
     action(async (out, config) => {
       const orgs = await withAdmin(config(), (a) => a.listOrgs());

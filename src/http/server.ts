@@ -15,6 +15,10 @@ import { health } from './routes/health.ts';
 import { lookupDomain } from './routes/lookup-domain.ts';
 import { lookupIp } from './routes/lookup-ip.ts';
 import { lookupIps } from './routes/lookup-ips.ts';
+import { feedStream } from './routes/feed-stream.ts';
+import { registerIngest } from './routes/ingest.ts';
+import type { NdjsonOptions } from './ndjson.ts';
+import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
 import { IpResult, Problem } from './schemas.ts';
 import { AppError } from '../errors.ts';
 
@@ -23,6 +27,11 @@ export interface HttpServerDeps {
   metrics: Metrics;
   logger: Logger;
   bodyLimitBytes: number;
+  stream: NdjsonOptions;
+  /** Aborted when the app closes: open streams end cleanly. */
+  closing: AbortSignal;
+  /** Operator ingestion token; undefined disables the ingest endpoint. */
+  operatorToken: string | undefined;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -104,7 +113,14 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     throw new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}. The API lives under ${API_PREFIX}; see ${API_PREFIX}/openapi.json.`);
   });
 
-  const routes: RouteSpec[] = [accountMe(services), lookupIp(services, metrics), lookupIps(services, metrics), lookupDomain(services, metrics), health(services)];
+  const routes: RouteSpec[] = [
+    health(services),
+    accountMe(services),
+    lookupIp(services, metrics),
+    lookupIps(services, metrics),
+    lookupDomain(services, metrics),
+    ...FEED_LIST.map((feed) => feedStream(services, feed, deps.stream, deps.closing)),
+  ];
   for (const spec of routes) {
     const op = spec.operation;
     const security = op.scope ? [{ apiKey: [] }] : [];
@@ -128,7 +144,8 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     });
   }
   // The health probe also answers at the root, for load balancers.
-  app.get('/health', { config: { operation: routes[4]!.operation }, schema: { hide: true } as never }, routes[4]!.handler);
+  app.get('/health', { config: { operation: routes[0]!.operation }, schema: { hide: true } as never }, routes[0]!.handler);
+  await registerIngest(app as unknown as FastifyInstance, services, deps.operatorToken);
 
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } as never }, async () => app.swagger());
   app.get('/metrics', { schema: { hide: true } as never }, async (_req, reply) => {

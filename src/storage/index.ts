@@ -4,6 +4,12 @@ import { BufferedCreditLedger } from '../modules/credits/buffered-credit-ledger.
 import type { AccountStore } from '../modules/accounts/account-store.ts';
 import type { CreditLedger } from '../modules/credits/credit-ledger.ts';
 import type { RateLimiter } from '../modules/ratelimit/rate-limiter.ts';
+import type { FeedBus } from '../modules/feeds/feed-bus.ts';
+import type { FeedLog } from '../modules/feeds/feed-log.ts';
+import type { StreamSlots } from '../modules/feeds/stream-slots.ts';
+import { FileFeedLog } from './embedded/file-feed-log.ts';
+import { MemoryFeedBus } from './embedded/memory-feed-bus.ts';
+import { MemoryStreamSlots } from './embedded/memory-stream-slots.ts';
 import { MemoryRateLimiter } from './embedded/memory-rate-limiter.ts';
 import { SqliteAccountStore } from './embedded/sqlite-account-store.ts';
 import { SqliteCreditLedger } from './embedded/sqlite-credit-ledger.ts';
@@ -13,13 +19,16 @@ export interface Stores {
   accounts: AccountStore;
   ledger: CreditLedger;
   limiter: RateLimiter;
+  feedLog: FeedLog;
+  bus: FeedBus;
+  slots: StreamSlots;
   /** Problems that make the service unhealthy right now (empty when healthy). */
   health(): Promise<string[]>;
   close(): Promise<void>;
 }
 
 /** The only place that chooses a backend. */
-export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs'>, clock: Clock = systemClock): Stores {
+export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir'>, clock: Clock = systemClock): Stores {
   switch (config.storage) {
     case 'embedded': {
       const db = openSqlite(config.sqliteFile);
@@ -28,20 +37,28 @@ export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'cr
       const ledger = new BufferedCreditLedger(new SqliteCreditLedger(db), () => clock.now());
       const timer = setInterval(() => ledger.flush().catch(() => {}), config.creditsFlushMs);
       timer.unref();
+      const feedLog = new FileFeedLog(config.feedLogDir);
+      const bus = new MemoryFeedBus();
       return {
+        feedLog,
+        bus,
+        slots: new MemoryStreamSlots(),
         accounts: new SqliteAccountStore(db),
         ledger,
         limiter: new MemoryRateLimiter(),
         health: async () => {
+          const problems = await bus.health();
           try {
             ping.get();
-            return [];
           } catch (e) {
-            return [`embedded database: ${(e as Error).message}`];
+            problems.push(`embedded database: ${(e as Error).message}`);
           }
+          return problems;
         },
         close: async () => {
           clearInterval(timer);
+          await bus.close();
+          await feedLog.close();
           if (db.open) {
             await ledger.flush();
             db.close();

@@ -37,6 +37,10 @@ function wholeNumber(field: string, n: number, min: number): void {
 }
 
 /** Operator actions on teams, members, keys, credits and limits. Every input is checked before anything changes. */
+function checkMaxStreams(n: number): void {
+  if (!Number.isSafeInteger(n) || n < 0 || n > 100_000) throw AppError.field('max-streams', 'must be a whole number from 0 to 100000');
+}
+
 export class AdminService {
   constructor(
     private readonly store: AccountStore,
@@ -64,7 +68,7 @@ export class AdminService {
     const period = input.resetPeriodSeconds ?? DEFAULT_PERIOD_SECONDS;
     wholeNumber('reset-period', period, 1);
     const maxStreams = input.maxStreams ?? DEFAULT_MAX_STREAMS;
-    if (!Number.isSafeInteger(maxStreams) || maxStreams < 0 || maxStreams > 100_000) throw AppError.field('max-streams', 'must be a whole number from 0 to 100000');
+    checkMaxStreams(maxStreams);
     const id = this.crypto.newId('org');
     const created = await this.store.createOrg({ id, name, creditAllotment: credits, resetPeriodSeconds: period, maxStreams, createdAt: this.nowSec() });
     if (!created) throw AppError.field('name', `an organization named '${name}' already exists`);
@@ -125,6 +129,14 @@ export class AdminService {
     wholeNumber('credits', amount, 1);
     const org = await this.org(orgRef);
     await this.ledger.add(org.id, amount, this.nowSec());
+    return this.showOrg(org.id);
+  }
+
+  /** The team's concurrent-stream allowance; open streams above a lowered value run to their end. */
+  async setMaxStreams(orgRef: string, maxStreams: number): Promise<OrgView> {
+    checkMaxStreams(maxStreams);
+    const org = await this.org(orgRef);
+    await this.store.setMaxStreams(org.id, maxStreams);
     return this.showOrg(org.id);
   }
 

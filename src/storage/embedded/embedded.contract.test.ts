@@ -3,6 +3,15 @@ import { creditLedgerContract } from '../contract/credit-ledger.contract.ts';
 import { rateLimiterContract } from '../contract/rate-limiter.contract.ts';
 import { BufferedCreditLedger } from '../../modules/credits/buffered-credit-ledger.ts';
 import { MemoryRateLimiter } from './memory-rate-limiter.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { feedBusContract } from '../contract/feed-bus.contract.ts';
+import { feedLogContract } from '../contract/feed-log.contract.ts';
+import { streamSlotsContract } from '../contract/stream-slots.contract.ts';
+import { FileFeedLog } from './file-feed-log.ts';
+import { MemoryFeedBus } from './memory-feed-bus.ts';
+import { MemoryStreamSlots } from './memory-stream-slots.ts';
 import { SqliteAccountStore } from './sqlite-account-store.ts';
 import { SqliteCreditLedger } from './sqlite-credit-ledger.ts';
 import { openSqlite } from './sqlite-db.ts';
@@ -27,3 +36,16 @@ creditLedgerContract('sqlite behind the write-behind buffer', async () => {
 });
 
 rateLimiterContract('memory', async () => ({ limiter: new MemoryRateLimiter(), close: async () => {} }));
+
+feedLogContract('files', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'umbra-feedlog-'));
+  const log = new FileFeedLog(dir);
+  return { log, close: async () => { await log.close(); rmSync(dir, { recursive: true, force: true }); } };
+});
+
+feedBusContract('memory', async () => {
+  const bus = new MemoryFeedBus();
+  return { bus, close: () => bus.close() };
+});
+
+streamSlotsContract('memory', async () => ({ slots: new MemoryStreamSlots(), close: async () => {} }));

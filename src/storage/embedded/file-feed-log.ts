@@ -1,0 +1,180 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FEED_IDS, type FeedId } from '../../modules/feeds/feed-catalog.ts';
+import { hourOf, type FeedLog, type FeedLogEntry } from '../../modules/feeds/feed-log.ts';
+
+interface Pending {
+  entries: readonly FeedLogEntry[];
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+const HANDLES_PER_FEED = 8;
+
+/** `{dir}/{feed}/{YYYY-MM-DD}/{HH}.ndjson`; feed ids come from the catalog, never from a request. */
+function partitionPath(dir: string, feed: FeedId, hourMs: number): { dayDir: string; file: string } {
+  const iso = new Date(hourMs).toISOString();
+  const dayDir = join(dir, feed, iso.slice(0, 10));
+  return { dayDir, file: join(dayDir, `${iso.slice(11, 13)}.ndjson`) };
+}
+
+/**
+ * The embedded durable log: NDJSON files per feed and hour. Appends are group-committed: while one
+ * write+fdatasync is in flight, later appends queue and go out together in the next one, so a busy
+ * feed pays one fsync per batch of requests, and every append resolves only after its fsync.
+ */
+export class FileFeedLog implements FeedLog {
+  private readonly pending = new Map<FeedId, Pending[]>();
+  private readonly flushing = new Set<FeedId>();
+  private readonly handles = new Map<string, FileHandle>();
+  private closed = false;
+
+  constructor(private readonly dir: string) {}
+
+  append(feed: FeedId, entries: readonly FeedLogEntry[]): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('feed log is closed'));
+    if (entries.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      let q = this.pending.get(feed);
+      if (!q) this.pending.set(feed, (q = []));
+      q.push({ entries, resolve, reject });
+      if (!this.flushing.has(feed)) void this.flush(feed);
+    });
+  }
+
+  private async flush(feed: FeedId): Promise<void> {
+    this.flushing.add(feed);
+    try {
+      for (;;) {
+        const batch = this.pending.get(feed);
+        if (!batch || batch.length === 0) return;
+        this.pending.set(feed, []);
+        try {
+          await this.write(feed, batch);
+          for (const p of batch) p.resolve();
+        } catch (e) {
+          for (const p of batch) p.reject(e as Error);
+        }
+      }
+    } finally {
+      this.flushing.delete(feed);
+    }
+  }
+
+  private async write(feed: FeedId, batch: Pending[]): Promise<void> {
+    const byHour = new Map<number, string[]>();
+    for (const p of batch) {
+      for (const e of p.entries) {
+        const h = hourOf(e.timeMs);
+        let lines = byHour.get(h);
+        if (!lines) byHour.set(h, (lines = []));
+        lines.push(e.line);
+      }
+    }
+    const touched: FileHandle[] = [];
+    for (const [hour, lines] of byHour) {
+      const fh = await this.handle(feed, hour);
+      // One write per partition; the trailing newline marks the last line as whole.
+      await fh.write(`${lines.join('\n')}\n`);
+      touched.push(fh);
+    }
+    await Promise.all(touched.map((fh) => fh.datasync()));
+  }
+
+  private async handle(feed: FeedId, hour: number): Promise<FileHandle> {
+    const { dayDir, file } = partitionPath(this.dir, feed, hour);
+    const cached = this.handles.get(file);
+    if (cached) return cached;
+    await mkdir(dayDir, { recursive: true });
+    const fh = await open(file, 'a+');
+    await repairTornTail(fh);
+    // Keep the few most recent partitions of a feed open; older ones are rarely written again.
+    const mine = [...this.handles.keys()].filter((k) => k.startsWith(join(this.dir, feed) + '/'));
+    if (mine.length >= HANDLES_PER_FEED) {
+      const oldest = mine.sort()[0]!;
+      await this.handles.get(oldest)!.close();
+      this.handles.delete(oldest);
+    }
+    this.handles.set(file, fh);
+    return fh;
+  }
+
+  async *readHour(feed: FeedId, hourStartMs: number): AsyncIterable<string> {
+    const { file } = partitionPath(this.dir, feed, hourOf(hourStartMs));
+    let rest = '';
+    try {
+      for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
+        const text = rest + (chunk as string);
+        const lines = text.split('\n');
+        rest = lines.pop()!;
+        for (const line of lines) if (line !== '') yield line;
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw e;
+    }
+    // `rest` has no newline: a write cut short by a crash (never acknowledged), or one in progress.
+  }
+
+  async hours(feed: FeedId): Promise<number[]> {
+    const out: number[] = [];
+    const feedDir = join(this.dir, feed);
+    for (const day of await listDir(feedDir)) {
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) continue;
+      for (const f of await listDir(join(feedDir, day))) {
+        const m = /^(\d{2})\.ndjson$/.exec(f);
+        if (m) out.push(Date.parse(`${day}T${m[1]}:00:00Z`));
+      }
+    }
+    return out.sort((a, b) => a - b);
+  }
+
+  async dropBefore(feed: FeedId, hourStartMs: number): Promise<number> {
+    let dropped = 0;
+    for (const h of await this.hours(feed)) {
+      if (h >= hourStartMs) break;
+      const { dayDir, file } = partitionPath(this.dir, feed, h);
+      await this.handles.get(file)?.close();
+      this.handles.delete(file);
+      await rm(file, { force: true });
+      if ((await listDir(dayDir)).length === 0) await rm(dayDir, { recursive: true, force: true });
+      dropped++;
+    }
+    return dropped;
+  }
+
+  async close(): Promise<void> {
+    // Let queued appends finish so nothing acknowledged-in-flight is cut off.
+    for (const feed of FEED_IDS) while (this.flushing.has(feed) || (this.pending.get(feed)?.length ?? 0) > 0) await new Promise((r) => setTimeout(r, 1));
+    this.closed = true;
+    for (const fh of this.handles.values()) await fh.close();
+    this.handles.clear();
+  }
+}
+
+async function listDir(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+}
+
+/** Cuts a partial last line (a crash mid-write, never acknowledged) so new lines start on a line of their own. */
+async function repairTornTail(fh: FileHandle): Promise<void> {
+  const { size } = await fh.stat();
+  if (size === 0) return;
+  const tail = Buffer.alloc(Math.min(size, 1 << 16));
+  let end = size;
+  for (;;) {
+    const start = Math.max(0, end - tail.length);
+    const { bytesRead } = await fh.read(tail, 0, end - start, start);
+    if (end === size && tail[bytesRead - 1] === 0x0a) return;
+    const nl = tail.subarray(0, bytesRead).lastIndexOf(0x0a);
+    if (nl >= 0) return fh.truncate(start + nl + 1);
+    if (start === 0) return fh.truncate(0);
+    end = start;
+  }
+}
