@@ -6,8 +6,8 @@ import { chance, pick, stableRng, weighted } from './random.ts';
 import type { Rng, SimulatorDeps } from './types.ts';
 
 /** Addresses per provider and type that recur run after run: intelligence is built on repeats. */
-const STICKY_POOL = 12;
-const STICKY_SHARE = 0.45;
+const STICKY_POOL = 8;
+const STICKY_SHARE = 0.6;
 const VPN_POOL = 16;
 const VPN_STICKY_SHARE = 0.75;
 
