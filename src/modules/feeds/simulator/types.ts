@@ -1,0 +1,47 @@
+/** The eight feed ids of decisions.md. Local for now; it will be unified with the feed catalog later. */
+export type FeedId =
+  | 'proxies'
+  | 'anonymizers'
+  | 'torrents'
+  | 'honeypot_http'
+  | 'honeypot_https'
+  | 'honeypot_dns'
+  | 'honeypot_adb'
+  | 'ja4t';
+
+export const FEED_IDS: readonly FeedId[] = [
+  'proxies',
+  'anonymizers',
+  'torrents',
+  'honeypot_http',
+  'honeypot_https',
+  'honeypot_dns',
+  'honeypot_adb',
+  'ja4t',
+];
+
+/** Uniform in [0, 1). Injected so that tests (and the demo backfill) are reproducible. */
+export type Rng = () => number;
+
+export interface NetworkInfo {
+  asn: number;
+  country: string;
+}
+
+export interface TlsHello {
+  raw: Uint8Array;
+  /** decisions.md's ClientHello description, or null when the builder's own parser rejects it. */
+  details: object | null;
+}
+
+/** What the generators need from the rest of umbra. */
+export interface SimulatorDeps {
+  rng: Rng;
+  /** ASN and country of an address from umbra's IP dataset, so feed records agree with lookups. */
+  network(ip: string): NetworkInfo;
+  /** Builds a ClientHello for the SNI (null: no SNI extension, as IP scanners send). */
+  tlsHello(rng: Rng, sni: string | null): TlsHello;
+}
+
+/** One record for the timestamp tsMs (ms); each generator converts to its feed's unit. */
+export type RecordGenerator = (tsMs: number) => object;
