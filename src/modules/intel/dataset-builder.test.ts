@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { EMPTY_LOCATION } from '../lookup/intel-source.ts';
 import { parseIp } from '../lookup/ip-address.ts';
 import { buildDataset, type DatasetSources } from './dataset-builder.ts';
+import { FORMAT_VERSION } from './dataset-format.ts';
 import { loadDataset } from './ip-dataset.ts';
 
 function fixture(): { dir: string; sources: DatasetSources } {
@@ -68,10 +69,13 @@ describe('buildDataset', () => {
     assert.throws(() => loadDataset(join(dir, 'junk.bin')), /not an umbra IP dataset/);
     writeFileSync(join(dir, 'short.bin'), good.subarray(0, good.length - 9));
     assert.throws(() => loadDataset(join(dir, 'short.bin')), /truncated/);
-    const other = Buffer.from(good);
-    const header = other.subarray(16, 16 + other.readUInt32LE(8)).toString().replace('"format":1', '"format":9');
-    other.write(header, 16);
-    writeFileSync(join(dir, 'other.bin'), other);
-    assert.throws(() => loadDataset(join(dir, 'other.bin')), /format 9/);
+    for (const format of [1, 9]) {
+      // 1 is the layout before the merged tables: a file cached from it must be rebuilt, not misread.
+      const other = Buffer.from(good);
+      const header = other.subarray(16, 16 + other.readUInt32LE(8)).toString().replace(`"format":${FORMAT_VERSION}`, `"format":${format}`);
+      other.write(header, 16);
+      writeFileSync(join(dir, 'other.bin'), other);
+      assert.throws(() => loadDataset(join(dir, 'other.bin')), new RegExp(`format ${format}, this umbra reads ${FORMAT_VERSION}; rebuild it with 'umbra data build'`));
+    }
   });
 });

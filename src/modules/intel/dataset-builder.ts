@@ -7,7 +7,7 @@ import type { DatasetInfo } from '../lookup/intel-source.ts';
 import { parseIp } from '../lookup/ip-address.ts';
 import { encodeDataset, LOC_WORDS, NET_WORDS, NO_COORD } from './dataset-format.ts';
 import { classifyNetwork } from './network-type.ts';
-import { V4TableBuilder, V6TableBuilder } from './range-table.ts';
+import { mergeTables4, mergeTables6, PairInterner, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 import { mmdbRecord, networkEnd, readAsnCsv, walkMmdb } from './sources.ts';
 import { Reader } from 'mmdb-lib';
 
@@ -186,9 +186,12 @@ export async function buildDataset(options: { outFile: string; sources?: Dataset
     sources: sources.versions,
     counts: { v4_network_ranges: v4n.vals.length, v6_network_ranges: v6n.vals.length, v4_location_ranges: v4l.vals.length, v6_location_ranges: v6l.vals.length },
   };
+  // Both versions share one pair table: a network and place seen in v4 and v6 is stored once.
+  const pairs = new PairInterner();
+  const v4 = mergeTables4(v4n, v4l, pairs);
+  const v6 = mergeTables6(v6n, v6l, pairs);
   const parts = encodeDataset(info, strings.list, {
-    v4NetStarts: v4n.starts, v4NetVals: v4n.vals, v6NetStarts: v6n.starts, v6NetVals: v6n.vals,
-    v4LocStarts: v4l.starts, v4LocVals: v4l.vals, v6LocStarts: v6l.starts, v6LocVals: v6l.vals,
+    v4Starts: v4.starts, v4Segs: v4.segs, v6Starts: v6.starts, v6Segs: v6.segs, pairs: pairs.view(),
     netRecords: Uint32Array.from(netRecords), locRecords: Int32Array.from(locRecords),
   });
   mkdirSync(dirname(options.outFile), { recursive: true });

@@ -6,9 +6,11 @@ import type { DatasetInfo } from '../lookup/intel-source.ts';
  * them as views over one buffer without copying.
  */
 export const MAGIC = Buffer.from('UMBRAIP\u0001', 'latin1');
-export const FORMAT_VERSION = 1;
+/** 2: one merged table per IP version, whose segments index (network, location) pairs. */
+export const FORMAT_VERSION = 2;
 
-export const SECTIONS = ['v4NetStarts', 'v4NetVals', 'v6NetStarts', 'v6NetVals', 'v4LocStarts', 'v4LocVals', 'v6LocStarts', 'v6LocVals', 'netRecords', 'locRecords'] as const;
+/** v4/v6Starts: segment starts (1 or 4 words); v4/v6Segs: each segment's pair index; pairs: (network record | NONE, location record | NONE). */
+export const SECTIONS = ['v4Starts', 'v4Segs', 'v6Starts', 'v6Segs', 'pairs', 'netRecords', 'locRecords'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 /** Words per record: network = asn, isp string, type string; location = country, state, city, timezone, geohash strings, lat×1e4, lon×1e4 (lat/lon as int32, NO_COORD when unknown). */

@@ -2,27 +2,30 @@ import { readFileSync } from 'node:fs';
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type DatasetInfo, type IpDataset, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/intel-source.ts';
 import type { ParsedIp } from '../lookup/ip-address.ts';
 import { decodeDataset, LOC_WORDS, NET_WORDS, NO_COORD, type Sections } from './dataset-format.ts';
-import { find4Indexed, find6Indexed, NONE, topIndex } from './range-table.ts';
+import { blockIndex4, find6Indexed, findSegment4, SPLIT, topIndex } from './range-table.ts';
 
 /**
  * The loaded dataset: typed-array views over the file's bytes. Records become frozen objects on
  * first use and are shared from then on, so a lookup allocates nothing.
+ *
+ * Callers ask network(ip) then location(ip) for the same address: the records found by the first
+ * call are remembered (keyed by the address value, not the object, so a reused or mutated ParsedIp
+ * cannot get a stale answer) and the second call costs no search.
  */
 class LoadedDataset implements IpDataset {
   private readonly nets: Array<NetworkRecord | undefined>;
   private readonly locs: Array<LocationRecord | undefined>;
-  private readonly v4NetStarts: Uint32Array;
-  private readonly v4NetVals: Uint32Array;
-  private readonly v4NetTop: Uint32Array;
-  private readonly v6NetStarts: Uint32Array;
-  private readonly v6NetVals: Uint32Array;
-  private readonly v6NetTop: Uint32Array;
-  private readonly v4LocStarts: Uint32Array;
-  private readonly v4LocVals: Uint32Array;
-  private readonly v4LocTop: Uint32Array;
-  private readonly v6LocStarts: Uint32Array;
-  private readonly v6LocVals: Uint32Array;
-  private readonly v6LocTop: Uint32Array;
+  private readonly pairs: Uint32Array;
+  private readonly v4Starts: Uint32Array;
+  private readonly v4Segs: Uint32Array;
+  private readonly v4Direct: Int32Array;
+  private readonly v6Starts: Uint32Array;
+  private readonly v6Segs: Uint32Array;
+  private readonly v6Top: Uint32Array;
+  /** The last IPv4 address asked for (as int32) and its network and location record (-1 for none). */
+  private readonly last4 = new Int32Array(3);
+  /** The last IPv6 address asked for (4 words as int32) and its records. */
+  private readonly last6 = new Int32Array(6);
 
   constructor(
     readonly info: DatasetInfo,
@@ -31,24 +34,66 @@ class LoadedDataset implements IpDataset {
   ) {
     this.nets = new Array(s.netRecords.length / NET_WORDS);
     this.locs = new Array(s.locRecords.length / LOC_WORDS);
-    const u = (x: Uint32Array | Int32Array) => x as Uint32Array;
-    [this.v4NetStarts, this.v4NetVals, this.v6NetStarts, this.v6NetVals] = [u(s.v4NetStarts), u(s.v4NetVals), u(s.v6NetStarts), u(s.v6NetVals)];
-    [this.v4LocStarts, this.v4LocVals, this.v6LocStarts, this.v6LocVals] = [u(s.v4LocStarts), u(s.v4LocVals), u(s.v6LocStarts), u(s.v6LocVals)];
-    this.v4NetTop = topIndex(this.v4NetStarts, 1);
-    this.v6NetTop = topIndex(this.v6NetStarts, 4);
-    this.v4LocTop = topIndex(this.v4LocStarts, 1);
-    this.v6LocTop = topIndex(this.v6LocStarts, 4);
+    this.pairs = s.pairs as Uint32Array;
+    this.v4Starts = s.v4Starts as Uint32Array;
+    this.v4Segs = s.v4Segs as Uint32Array;
+    this.v4Direct = blockIndex4({ starts: this.v4Starts, segs: this.v4Segs }, this.pairs);
+    this.v6Starts = s.v6Starts as Uint32Array;
+    this.v6Segs = s.v6Segs as Uint32Array;
+    this.v6Top = topIndex(this.v6Starts, 4);
+    // Seed the memos with the real answers for 0.0.0.0 and ::, so they need no validity flag.
+    this.last4[0] = 1;
+    this.seek4(0);
+    this.last6[0] = 1;
+    this.seek6(new Uint32Array(4));
+  }
+
+  /** this.last4 filled for ip: one read of the /24 block index, a short scan for the few split blocks. */
+  private seek4(ip: number): Int32Array {
+    const last = this.last4;
+    const key = ip | 0;
+    if (last[0] === key) return last;
+    const d = this.v4Direct;
+    const h = (ip >>> 8) * 2;
+    let net = d[h]!;
+    let loc = d[h + 1]!;
+    if (net === SPLIT) {
+      const p = this.v4Segs[findSegment4(this.v4Starts, loc, ip)]! * 2;
+      net = this.pairs[p]! | 0;
+      loc = this.pairs[p + 1]! | 0;
+    }
+    last[0] = key;
+    last[1] = net;
+    last[2] = loc;
+    return last;
+  }
+
+  private seek6(w: Uint32Array): Int32Array {
+    const last = this.last6;
+    const w0 = w[0]! | 0;
+    const w1 = w[1]! | 0;
+    const w2 = w[2]! | 0;
+    const w3 = w[3]! | 0;
+    if (last[0] === w0 && last[1] === w1 && last[2] === w2 && last[3] === w3) return last;
+    const p = find6Indexed(this.v6Starts, this.v6Segs, this.v6Top, w) * 2;
+    last[0] = w0;
+    last[1] = w1;
+    last[2] = w2;
+    last[3] = w3;
+    last[4] = this.pairs[p]! | 0;
+    last[5] = this.pairs[p + 1]! | 0;
+    return last;
   }
 
   network(ip: ParsedIp): NetworkRecord {
-    const i = ip.version === 4 ? find4Indexed(this.v4NetStarts, this.v4NetVals, this.v4NetTop, ip.v4) : find6Indexed(this.v6NetStarts, this.v6NetVals, this.v6NetTop, ip.v6);
-    if (i === NONE) return UNKNOWN_NETWORK;
+    const i = ip.version === 4 ? this.seek4(ip.v4)[1]! : this.seek6(ip.v6)[4]!;
+    if (i < 0) return UNKNOWN_NETWORK;
     return this.nets[i] ?? this.makeNetwork(i);
   }
 
   location(ip: ParsedIp): LocationRecord {
-    const i = ip.version === 4 ? find4Indexed(this.v4LocStarts, this.v4LocVals, this.v4LocTop, ip.v4) : find6Indexed(this.v6LocStarts, this.v6LocVals, this.v6LocTop, ip.v6);
-    if (i === NONE) return EMPTY_LOCATION;
+    const i = ip.version === 4 ? this.seek4(ip.v4)[2]! : this.seek6(ip.v6)[5]!;
+    if (i < 0) return EMPTY_LOCATION;
     return this.locs[i] ?? this.makeLocation(i);
   }
 

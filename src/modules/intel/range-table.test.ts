@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from './range-table.ts';
+import { randomRanges4, randomRanges6, rng, words } from './random-ranges.ts';
+import { blockIndex4, compare6, find4, find6, find6Indexed, findSegment4, mergeTables4, mergeTables6, NONE, PairInterner, SPLIT, topIndex, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 
 describe(V4TableBuilder.name, () => {
   it('should answer exact edges, gaps, merged neighbours and clipped overlaps', () => {
@@ -35,5 +36,119 @@ describe(V6TableBuilder.name, () => {
     assert.equal(at(w(0x20010db8, 1, 0, 1)), NONE);
     assert.equal(at(w(0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff)), 9);
     assert.equal(at(w(0, 0, 0, 1)), NONE);
+  });
+});
+
+const table4 = (ranges: Array<[number, number, number]>) => {
+  const b = new V4TableBuilder();
+  for (const [s, e, v] of ranges) b.add(s, e, v);
+  return b.finish();
+};
+const table6 = (ranges: Array<[bigint, bigint, number]>) => {
+  const b = new V6TableBuilder();
+  for (const [s, e, v] of ranges) b.add(words(s), words(e), v);
+  return b.finish();
+};
+
+/** Every start of either table and its neighbours, as the addresses most likely to expose an off-by-one. */
+function edges4(...tables: Array<{ starts: Uint32Array }>): number[] {
+  const out: number[] = [0, 0xffffffff];
+  for (const t of tables) for (const s of t.starts) for (const d of [-1, 0, 1]) if (s + d >= 0 && s + d <= 0xffffffff) out.push(s + d);
+  return out;
+}
+
+function checkMerged4(net: { starts: Uint32Array; vals: Uint32Array }, loc: { starts: Uint32Array; vals: Uint32Array }, ips: Iterable<number>): void {
+  const pairs = new PairInterner();
+  const merged = mergeTables4(net, loc, pairs);
+  const pw = pairs.view();
+  const direct = blockIndex4(merged, pw);
+  for (const ip of ips) {
+    const want = [find4(net.starts, net.vals, ip) | 0, find4(loc.starts, loc.vals, ip) | 0];
+    const p = find4(merged.starts, merged.segs, ip);
+    // deepEqual only on a mismatch, for its message: a million calls of it would dominate the run.
+    if ((pw[2 * p]! | 0) !== want[0] || (pw[2 * p + 1]! | 0) !== want[1]) assert.deepEqual([pw[2 * p]! | 0, pw[2 * p + 1]! | 0], want, `merged table at ${ip}`);
+    // The block index as the loader reads it.
+    const h = ip >>> 8;
+    let got = [direct[2 * h]!, direct[2 * h + 1]!];
+    if (got[0] === SPLIT) {
+      const q = merged.segs[findSegment4(merged.starts, got[1]!, ip)]!;
+      got = [pw[2 * q]! | 0, pw[2 * q + 1]! | 0];
+    }
+    if (got[0] !== want[0] || got[1] !== want[1]) assert.deepEqual(got, want, `block index at ${ip}`);
+  }
+  for (let k = 1; k < merged.segs.length; k++) {
+    assert.notEqual(merged.segs[k], merged.segs[k - 1], 'equal neighbours merged');
+    assert.ok(merged.starts[k]! > merged.starts[k - 1]!, 'starts strictly ascending: no empty segments');
+  }
+}
+
+function checkMerged6(net: { starts: Uint32Array; vals: Uint32Array }, loc: { starts: Uint32Array; vals: Uint32Array }, ips: Iterable<Uint32Array>): void {
+  const pairs = new PairInterner();
+  const merged = mergeTables6(net, loc, pairs);
+  const pw = pairs.view();
+  const top = topIndex(merged.starts, 4);
+  for (const ip of ips) {
+    const want = [find6(net.starts, net.vals, ip), find6(loc.starts, loc.vals, ip)];
+    const p = find6(merged.starts, merged.segs, ip);
+    if (pw[2 * p] !== want[0] || pw[2 * p + 1] !== want[1]) assert.deepEqual([pw[2 * p], pw[2 * p + 1]], want, `merged table at ${ip.join(':')}`);
+    if (find6Indexed(merged.starts, merged.segs, top, ip) !== p) assert.equal(find6Indexed(merged.starts, merged.segs, top, ip), p);
+  }
+  for (let k = 1; k < merged.segs.length; k++) {
+    assert.notEqual(merged.segs[k], merged.segs[k - 1], 'equal neighbours merged');
+    assert.equal(compare6(merged.starts, 4 * k, merged.starts, 4 * (k - 1)), 1, 'starts strictly ascending: no empty segments');
+  }
+}
+
+function* edges6(...tables: Array<{ starts: Uint32Array }>): Generator<Uint32Array> {
+  yield words(0n);
+  yield words((1n << 128n) - 1n);
+  for (const t of tables) {
+    for (let k = 0; k < t.starts.length; k += 4) {
+      const x = (BigInt(t.starts[k]!) << 96n) | (BigInt(t.starts[k + 1]!) << 64n) | (BigInt(t.starts[k + 2]!) << 32n) | BigInt(t.starts[k + 3]!);
+      for (const d of [-1n, 0n, 1n]) if (x + d >= 0n && x + d < 1n << 128n) yield words(x + d);
+    }
+  }
+}
+
+describe(mergeTables4.name, () => {
+  it('should give the pair of the two separate tables at every boundary of a small table', () => {
+    const net = table4([[10, 19, 1], [20, 29, 1], [40, 49, 2], [45, 300, 3], [0xffffff00, 0xffffffff, 4]]);
+    const loc = table4([[0, 14, 7], [15, 40, 8], [41, 41, 9], [256, 511, 8], [512, 700, 8], [0xfffffffe, 0xffffffff, 7]]);
+    checkMerged4(net, loc, edges4(net, loc));
+    // Both tables share start 0 and 0xffffffff ends; one with no ranges at all is one gap.
+    checkMerged4(table4([]), loc, edges4(loc));
+  });
+
+  it('should give the pair of the two separate tables for random addresses and all boundaries of large tables', () => {
+    const random = rng(4);
+    const net = table4(randomRanges4(random, 20_000, 50));
+    const loc = table4(randomRanges4(random, 200_000, 500));
+    const ips = Array.from({ length: 1_000_000 }, () => Math.floor(random() * 2 ** 32));
+    checkMerged4(net, loc, [...ips, ...edges4(net, loc)]);
+  });
+});
+
+describe(mergeTables6.name, () => {
+  it('should give the pair of the two separate tables at every boundary of a small table', () => {
+    const net = table6([[0x20010db8n << 96n, (0x20010db8n << 96n) + (1n << 64n) - 1n, 1], [0x2a000000n << 96n, (0x2a000000n << 96n) + 255n, 2], [(1n << 128n) - 16n, (1n << 128n) - 1n, 3]]);
+    const loc = table6([[(0x20010db8n << 96n) + 5n, (0x20010db8n << 96n) + (1n << 65n), 4], [(0x2a000000n << 96n) + 255n, (0x2a000000n << 96n) + 255n, 5], [(1n << 128n) - 1n, (1n << 128n) - 1n, 4]]);
+    checkMerged6(net, loc, edges6(net, loc));
+  });
+
+  it('should give the pair of the two separate tables for random addresses and all boundaries of large tables', () => {
+    const random = rng(6);
+    const net = table6(randomRanges6(random, 4_000, 50));
+    const loc = table6(randomRanges6(random, 40_000, 500));
+    const starts = [0x20010db8, 0x2a000000, 0x2a000001, 0x26000000];
+    const ips = Array.from({ length: 200_000 }, () => {
+      const w = words(BigInt(Math.floor(random() * 2 ** 32)) << 96n);
+      // Mostly in the dense prefixes, where both tables have ranges.
+      if (random() < 0.9) w[0] = starts[Math.floor(random() * starts.length)]!;
+      w[1] = random() < 0.5 ? Math.floor(random() * 4) : Math.floor(random() * 2 ** 32);
+      w[2] = Math.floor(random() * 2 ** 32);
+      w[3] = Math.floor(random() * 2 ** 32);
+      return w;
+    });
+    checkMerged6(net, loc, [...ips, ...edges6(net, loc)]);
   });
 });

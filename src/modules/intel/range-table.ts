@@ -1,10 +1,12 @@
 /**
  * Address-space segmentation: sorted segment starts, each with a value index (NONE for gaps), so a
  * lookup is one upper-bound binary search with no end check. IPv6 starts are 4 big-endian u32 words.
+ * The builders make one table per kind (network, location); mergeTables4/6 then cut both into one
+ * table of (network, location) pairs, so that serving an address takes one search, not two.
  */
 export const NONE = 0xffffffff;
 
-class Growable {
+export class Growable {
   data: Uint32Array;
   length = 0;
   constructor(capacity = 1 << 16) {
@@ -186,4 +188,137 @@ export function find6Indexed(starts: Uint32Array, vals: Uint32Array, top: Uint32
     else hi = mid;
   }
   return lo === 0 ? NONE : vals[lo - 1]!;
+}
+
+/** Distinct (network, location) value pairs, two words each, so a merged segment stores one index. */
+export class PairInterner {
+  readonly words = new Growable();
+  private readonly index = new Map<number, number>();
+
+  id(net: number, loc: number): number {
+    // An exact number key: net + 1 (NONE → 0) must stay below 2^21 for net·2^32 + loc to fit in 2^53.
+    const n = net === NONE ? 0 : net + 1;
+    if (n >= 2 ** 21) throw new RangeError(`too many network records for a pair key: ${net}`);
+    const key = n * 2 ** 32 + loc;
+    let i = this.index.get(key);
+    if (i === undefined) {
+      i = this.words.length / 2;
+      this.words.push(net);
+      this.words.push(loc);
+      this.index.set(key, i);
+    }
+    return i;
+  }
+
+  view(): Uint32Array {
+    return this.words.view();
+  }
+}
+
+/** A merged table: segment starts (1 or 4 words each) and each segment's pair index. */
+export interface MergedTable {
+  starts: Uint32Array;
+  segs: Uint32Array;
+}
+
+/**
+ * Cuts two IPv4 tables (both starting at 0, as the builders make them) at every boundary of
+ * either, so each segment holds one (net, loc) pair; neighbours with the same pair are merged.
+ */
+export function mergeTables4(net: { starts: Uint32Array; vals: Uint32Array }, loc: { starts: Uint32Array; vals: Uint32Array }, pairs: PairInterner): MergedTable {
+  const starts = new Growable(net.starts.length + loc.starts.length + 1);
+  const segs = new Growable(net.starts.length + loc.starts.length + 1);
+  let i = 0;
+  let j = 0;
+  let last = -1;
+  const n = net.starts.length;
+  const m = loc.starts.length;
+  while (i < n || j < m) {
+    // The next cut is the lower of the two tables' next starts; a start both share advances both.
+    const a = i < n ? net.starts[i]! : Infinity;
+    const b = j < m ? loc.starts[j]! : Infinity;
+    const start = a < b ? a : b;
+    if (a === start) i++;
+    if (b === start) j++;
+    const p = pairs.id(i > 0 ? net.vals[i - 1]! : NONE, j > 0 ? loc.vals[j - 1]! : NONE);
+    if (p === last) continue;
+    // Starts are strictly increasing: a start both tables share advanced both pointers at once.
+    starts.push(start);
+    segs.push(p);
+    last = p;
+  }
+  return { starts: starts.view(), segs: segs.view() };
+}
+
+/** The IPv6 counterpart of mergeTables4. */
+export function mergeTables6(net: { starts: Uint32Array; vals: Uint32Array }, loc: { starts: Uint32Array; vals: Uint32Array }, pairs: PairInterner): MergedTable {
+  const starts = new Growable(net.starts.length + loc.starts.length + 4);
+  const segs = new Growable(net.vals.length + loc.vals.length + 1);
+  let i = 0;
+  let j = 0;
+  let last = -1;
+  const n = net.vals.length;
+  const m = loc.vals.length;
+  while (i < n || j < m) {
+    let c: number;
+    if (i === n) c = 1;
+    else if (j === m) c = -1;
+    else c = compare6(net.starts, i * 4, loc.starts, j * 4);
+    const from = c <= 0 ? net.starts : loc.starts;
+    const at = (c <= 0 ? i : j) * 4;
+    if (c <= 0) i++;
+    if (c >= 0) j++;
+    const p = pairs.id(i > 0 ? net.vals[i - 1]! : NONE, j > 0 ? loc.vals[j - 1]! : NONE);
+    if (p === last) continue;
+    for (let w = 0; w < 4; w++) starts.push(from[at + w]!);
+    segs.push(p);
+    last = p;
+  }
+  return { starts: starts.view(), segs: segs.view() };
+}
+
+/**
+ * Two Int32 per /24 block of IPv4 space (2^24 blocks, 128 MiB): the block's network and location
+ * record (-1 for none) when the whole block lies in one segment, as about 97% of public blocks do,
+ * so most lookups read one 8-byte entry and search nothing. A block cut by a segment start holds
+ * SPLIT and the index of the segment containing its first address; the lookup then scans forward
+ * over the few segments that start inside the block (findSegment4). The pair is stored inline
+ * rather than as a pair index, because the extra dependent read of the pair table cost more than
+ * the doubled table (measured). A /24 because that is the finest granularity of most routing and
+ * geolocation data.
+ */
+export function blockIndex4(t: MergedTable, pairs: Uint32Array): Int32Array {
+  const { starts, segs } = t;
+  const direct = new Int32Array(2 * BLOCKS4);
+  const n = starts.length;
+  for (let s = 0; s < n; s++) {
+    const a = starts[s]!;
+    const b = s + 1 < n ? starts[s + 1]! - 1 : 0xffffffff;
+    // Blocks h0..h1 are those whose first address lies in segment s.
+    const h0 = Math.floor((a + 255) / 256);
+    const h1 = b >>> 8;
+    if (h0 > h1) continue;
+    const p = segs[s]!;
+    const net = pairs[2 * p]! | 0;
+    const loc = pairs[2 * p + 1]! | 0;
+    for (let h = h0; h < h1; h++) {
+      direct[2 * h] = net;
+      direct[2 * h + 1] = loc;
+    }
+    const whole = (b & 255) === 255;
+    direct[2 * h1] = whole ? net : SPLIT;
+    direct[2 * h1 + 1] = whole ? loc : s;
+  }
+  return direct;
+}
+
+const BLOCKS4 = 2 ** 24;
+/** Marks a block of blockIndex4 that segment starts cut (record indices are never negative but -1). */
+export const SPLIT = -2;
+
+/** Index of the segment holding v4, scanning forward from segment s, which must hold an address ≤ ip. */
+export function findSegment4(starts: Uint32Array, s: number, ip: number): number {
+  const last = starts.length - 1;
+  while (s < last && starts[s + 1]! <= ip) s++;
+  return s;
 }
