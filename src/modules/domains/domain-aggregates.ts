@@ -1,6 +1,7 @@
 import { WINDOW_DAYS, windowDates, type DomainData, type DomainIntelSource } from './domain-source.ts';
 import { IpSketch, hashIp } from './ip-sketch.ts';
 import { maskIp } from './mask-ip.ts';
+import { RecentRing, type RecentEvent } from './recent-ring.ts';
 import { addAll, bump, topCounts } from './top-counts.ts';
 
 export { maskIp } from './mask-ip.ts';
@@ -44,12 +45,10 @@ const TOP_N = 10;
 interface DayBucket {
   day: number;
   events: number;
-  /** events per UTC hour of this day, for the hour × weekday heatmap */
-  hours: Uint32Array;
   subdomains: Map<string, number>;
   ports: Map<number, number>;
-  asns: Map<number, number>;
-  countries: Map<string, number>;
+  asns: Map<number, number> | undefined;
+  countries: Map<string, number> | undefined;
   ips: IpSketch;
 }
 
@@ -60,24 +59,17 @@ interface HourBlock {
   minutes: Uint32Array;
 }
 
-interface Recent {
-  ts: number;
-  ip: string;
-  target: string;
-  port: number;
-}
-
 interface DomainRecord {
   firstMs: number;
   lastMs: number;
   /** slot = day % DAY_SLOTS; a slot whose stamp is not the wanted day is stale and ignored */
   days: Array<DayBucket | undefined> | undefined;
+  /** events per UTC hour of each day slot (slot * 24 + hour), for the hour × weekday heatmap */
+  dayHours: Uint32Array | undefined;
   hours: Array<HourBlock | undefined> | undefined;
-  /** ascending by ts from recentHead on; at most RECENT_KEEP live entries */
-  recent: Recent[] | undefined;
-  recentHead: number;
-  /** horizon hour of the last prune, so the sweep does nothing twice within an hour */
-  prunedHour: number;
+  recent: RecentRing | undefined;
+  /** horizon day of the last prune: buckets age by the day, so pruning more often frees nothing */
+  prunedDay: number;
 }
 
 /**
@@ -93,8 +85,10 @@ interface DomainRecord {
  */
 export class DomainAggregates implements DomainIntelSource {
   private readonly domains = new Map<string, DomainRecord>();
+  /** the same records in creation order, for the sweep: an index walks it without allocating */
+  private readonly records: DomainRecord[] = [];
+  private sweepAt = 0;
   private horizonMs = -Infinity;
-  private sweepCursor: Iterator<DomainRecord> | undefined;
 
   add(e: HoneypotDomainEvent): void {
     const ts = e.timestampMs;
@@ -103,7 +97,7 @@ export class DomainAggregates implements DomainIntelSource {
     const day = Math.floor(ts / DAY_MS);
     const inWindow = day > Math.floor(this.horizonMs / DAY_MS) - WINDOW_DAYS;
     const inLastDay = ts > this.horizonMs - DAY_MS - HOUR_MS;
-    const recent: Recent | undefined = inWindow ? { ts, ip: e.sourceIp, target: e.domain, port: e.port } : undefined;
+    const recent: RecentEvent | undefined = inWindow ? { ts, ip: e.sourceIp, target: e.domain, port: e.port } : undefined;
     const ipHash = inWindow ? hashIp(e.sourceIp) : 0;
     const name = e.domain;
     let created = 0;
@@ -112,8 +106,9 @@ export class DomainAggregates implements DomainIntelSource {
       const suffix = start === 0 ? name : name.slice(start);
       let r = this.domains.get(suffix);
       if (!r) {
-        r = { firstMs: ts, lastMs: ts, days: undefined, hours: undefined, recent: undefined, recentHead: 0, prunedHour: -Infinity };
+        r = { firstMs: ts, lastMs: ts, days: undefined, dayHours: undefined, hours: undefined, recent: undefined, prunedDay: -Infinity };
         this.domains.set(suffix, r);
+        this.records.push(r);
         created++;
       }
       if (ts < r.firstMs) r.firstMs = ts;
@@ -121,7 +116,7 @@ export class DomainAggregates implements DomainIntelSource {
       if (!recent) continue;
       countDay(r, day, ts, e, ipHash);
       if (inLastDay) countMinute(r, ts);
-      keepRecent(r, recent);
+      (r.recent ??= new RecentRing(RECENT_KEEP)).add(recent);
     }
     this.sweep(created + 2);
   }
@@ -139,17 +134,17 @@ export class DomainAggregates implements DomainIntelSource {
     const countries = new Map<string, number>();
     const heatmap = Array.from({ length: 7 }, () => new Array<number>(24).fill(0));
     const sketches: IpSketch[] = [];
-    for (const b of r?.days ?? []) {
+    for (const [slot, b] of (r?.days ?? []).entries()) {
       if (!b || b.day < firstDay || b.day >= firstDay + WINDOW_DAYS) continue;
       perDay[b.day - firstDay] = b.events;
       addAll(subdomains, b.subdomains);
       addAll(ports, b.ports);
-      addAll(asns, b.asns);
-      addAll(countries, b.countries);
+      if (b.asns) addAll(asns, b.asns);
+      if (b.countries) addAll(countries, b.countries);
       sketches.push(b.ips);
       // 1970-01-01, day 0, was a Thursday; row 0 is Monday.
       const row = heatmap[(b.day + 3) % 7]!;
-      for (let h = 0; h < 24; h++) row[h]! += b.hours[h]!;
+      for (let h = 0; h < 24; h++) row[h]! += r!.dayHours![slot * 24 + h]!;
     }
     const total = perDay.reduce((a, b) => a + b, 0);
     const lastSeen = r && { first_seen: Math.floor(r.firstMs / 1000), last_seen: Math.floor(r.lastMs / 1000) };
@@ -182,20 +177,20 @@ export class DomainAggregates implements DomainIntelSource {
       bytes += 120 + 2 * name.length;
       if (!r.days) continue;
       s.active++;
-      bytes += 2 * 8 * (DAY_SLOTS + HOUR_SLOTS) + 8 * (r.recent?.length ?? 0);
+      bytes += 2 * 8 * (DAY_SLOTS + HOUR_SLOTS) + 4 * 24 * DAY_SLOTS + 8 * (r.recent?.length ?? 0);
       for (const b of r.days) {
         if (!b) continue;
         s.dayBuckets++;
-        const entries = b.subdomains.size + b.ports.size + b.asns.size + b.countries.size;
+        const entries = b.subdomains.size + b.ports.size + (b.asns?.size ?? 0) + (b.countries?.size ?? 0);
         s.counterEntries += entries;
-        bytes += 4 * 200 + 24 * 4 + 60 * entries + b.ips.bytes;
+        bytes += 100 + 2 * 150 + 60 * entries + b.ips.bytes;
       }
       for (const h of r.hours ?? []) {
         if (!h) continue;
         s.hourBlocks++;
         bytes += 60 * 4 + 100;
       }
-      s.recentEvents += (r.recent?.length ?? 0) - r.recentHead;
+      s.recentEvents += r.recent?.length ?? 0;
     }
     // Recent entries are shared between an event's suffixes: count each one's ~100 bytes once per record, an upper bound.
     s.approxBytes = bytes + s.recentEvents * 100;
@@ -208,23 +203,22 @@ export class DomainAggregates implements DomainIntelSource {
     for (const r of this.domains.values()) this.prune(r);
   }
 
+  /** Visits more records than the add created, so the cursor laps every record again and again. */
   private sweep(steps: number): void {
+    const records = this.records;
     for (let i = 0; i < steps; i++) {
-      const next = (this.sweepCursor ??= this.domains.values()).next();
-      if (next.done) {
-        this.sweepCursor = undefined;
-        return;
-      }
-      this.prune(next.value);
+      if (this.sweepAt >= records.length) this.sweepAt = 0;
+      this.prune(records[this.sweepAt++]!);
     }
   }
 
   /** Drops day buckets, hour blocks and recent events older than the horizon can need, then the rings themselves. */
   private prune(r: DomainRecord): void {
+    const today = Math.floor(this.horizonMs / DAY_MS);
+    if (!r.days || r.prunedDay === today) return;
+    r.prunedDay = today;
     const hour = Math.floor(this.horizonMs / HOUR_MS);
-    if (!r.days || r.prunedHour === hour) return;
-    r.prunedHour = hour;
-    const oldestDay = Math.floor(this.horizonMs / DAY_MS) - (DAY_SLOTS - 1);
+    const oldestDay = today - (DAY_SLOTS - 1);
     let live = 0;
     for (let i = 0; i < DAY_SLOTS; i++) {
       if (r.days[i] && r.days[i]!.day < oldestDay) r.days[i] = undefined;
@@ -232,34 +226,39 @@ export class DomainAggregates implements DomainIntelSource {
     }
     const hours = r.hours ?? [];
     for (let i = 0; i < hours.length; i++) if (hours[i] && hours[i]!.hour <= hour - HOUR_SLOTS) hours[i] = undefined;
-    const recent = r.recent ?? [];
-    while (r.recentHead < recent.length && recent[r.recentHead]!.ts < oldestDay * DAY_MS) r.recentHead++;
+    r.recent?.dropBefore(oldestDay * DAY_MS);
     if (live === 0) {
-      r.days = r.hours = r.recent = undefined;
-      r.recentHead = 0;
-    } else if (r.recentHead > 0 && r.recentHead * 2 >= recent.length) {
-      r.recent = recent.slice(r.recentHead);
-      r.recentHead = 0;
+      r.days = r.hours = r.recent = r.dayHours = undefined;
     }
   }
 }
 
 function countDay(r: DomainRecord, day: number, ts: number, e: HoneypotDomainEvent, ipHash: number): void {
   const days = (r.days ??= new Array<DayBucket | undefined>(DAY_SLOTS).fill(undefined));
+  const dayHours = (r.dayHours ??= new Uint32Array(DAY_SLOTS * 24));
   const slot = day % DAY_SLOTS;
   let b = days[slot];
   if (b && b.day > day) return; // older than a bucket that replaced it: outside any window we serve
-  if (!b || b.day < day) {
-    b = { day, events: 0, hours: new Uint32Array(24), subdomains: new Map(), ports: new Map(), asns: new Map(), countries: new Map(), ips: new IpSketch() };
-    days[slot] = b;
+  if (!b) {
+    days[slot] = b = { day, events: 0, subdomains: new Map(), ports: new Map(), asns: undefined, countries: undefined, ips: new IpSketch() };
+  } else if (b.day < day) {
+    // Reuse the stale bucket of 32 days ago: fewer allocations, less garbage for the GC.
+    b.day = day;
+    b.events = 0;
+    dayHours.fill(0, slot * 24, slot * 24 + 24);
+    b.subdomains.clear();
+    b.ports.clear();
+    b.asns?.clear();
+    b.countries?.clear();
+    b.ips = new IpSketch();
   }
   b.events++;
-  b.hours[Math.floor((ts - day * DAY_MS) / HOUR_MS)]!++;
+  dayHours[slot * 24 + Math.floor((ts - day * DAY_MS) / HOUR_MS)]!++;
   bump(b.subdomains, e.domain);
   bump(b.ports, e.port);
-  if (e.asn !== undefined) bump(b.asns, e.asn);
-  if (e.country !== undefined) bump(b.countries, e.country);
-  b.ips.add(e.sourceIp, ipHash);
+  if (e.asn !== undefined) bump((b.asns ??= new Map()), e.asn);
+  if (e.country !== undefined) bump((b.countries ??= new Map()), e.country);
+  b.ips.add(ipHash);
 }
 
 function countMinute(r: DomainRecord, ts: number): void {
@@ -268,7 +267,12 @@ function countMinute(r: DomainRecord, ts: number): void {
   const slot = hour % HOUR_SLOTS;
   let h = hours[slot];
   if (h && h.hour > hour) return;
-  if (!h || h.hour < hour) hours[slot] = h = { hour, events: 0, minutes: new Uint32Array(60) };
+  if (!h) hours[slot] = h = { hour, events: 0, minutes: new Uint32Array(60) };
+  else if (h.hour < hour) {
+    h.hour = hour;
+    h.events = 0;
+    h.minutes.fill(0);
+  }
   h.events++;
   h.minutes[Math.floor((ts - hour * HOUR_MS) / MINUTE_MS)]!++;
 }
@@ -293,34 +297,13 @@ function events24h(r: DomainRecord, nowMs: number): number {
   return n;
 }
 
-function keepRecent(r: DomainRecord, e: Recent): void {
-  const recent = (r.recent ??= []);
-  if (recent.length === r.recentHead || recent[recent.length - 1]!.ts <= e.ts) recent.push(e);
-  else {
-    // Out of order: after every entry with ts <= e.ts, so equal timestamps keep arrival order.
-    let lo = r.recentHead;
-    let hi = recent.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (recent[mid]!.ts <= e.ts) lo = mid + 1;
-      else hi = mid;
-    }
-    recent.splice(lo, 0, e);
-  }
-  if (recent.length - r.recentHead > RECENT_KEEP) r.recentHead++;
-  if (r.recentHead >= RECENT_KEEP) {
-    r.recent = recent.slice(r.recentHead);
-    r.recentHead = 0;
-  }
-}
-
 function recentEvents(r: DomainRecord, firstDay: number, limit: number): DomainData['recent_events'] {
   const out: DomainData['recent_events'] = [];
-  const recent = r.recent ?? [];
+  const recent = r.recent;
   const from = firstDay * DAY_MS;
   const to = (firstDay + WINDOW_DAYS) * DAY_MS; // exclusive: the window's dates, like total_events_30d
-  for (let i = recent.length - 1; i >= r.recentHead && out.length < limit; i--) {
-    const e = recent[i]!;
+  for (let i = (recent?.length ?? 0) - 1; i >= 0 && out.length < limit; i--) {
+    const e = recent!.at(i);
     if (e.ts >= to) continue;
     if (e.ts < from) break;
     out.push({ timestamp: Math.floor(e.ts / 1000), source_ip_masked: maskIp(e.ip), target_subdomain: e.target, port: e.port });
