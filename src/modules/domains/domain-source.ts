@@ -10,7 +10,7 @@ export interface DomainData {
   /** Newest first, capped by the request's limit. */
   recent_events: Array<{ timestamp: number; source_ip_masked: string; target_subdomain: string; port: number }>;
   // Extras decisions.md welcomes; optional because a source may not keep them. Windows as above.
-  /** Distinct source IPs in the 30-day window (may be an estimate above a few dozen a day). */
+  /** Distinct source IPs in the 30-day window: exact up to 128 a day, else an estimate (about ±5%). */
   unique_ips?: number;
   /** Unix seconds of the first and last event ever seen, older than the window included. */
   activity_stats?: { first_seen: number; last_seen: number };
