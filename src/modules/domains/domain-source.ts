@@ -9,6 +9,16 @@ export interface DomainData {
   top_ports: Array<{ port: number; count: number }>;
   /** Newest first, capped by the request's limit. */
   recent_events: Array<{ timestamp: number; source_ip_masked: string; target_subdomain: string; port: number }>;
+  // Extras decisions.md welcomes; optional because a source may not keep them. Windows as above.
+  /** Distinct source IPs in the 30-day window: exact up to 128 a day, else an estimate (about ±5%). */
+  unique_ips?: number;
+  /** Unix seconds of the first and last event ever seen, older than the window included. */
+  activity_stats?: { first_seen: number; last_seen: number };
+  /** [weekday][UTC hour] event counts over the window; weekday 0 is Monday. */
+  hour_dow_heatmap?: number[][];
+  top_asn?: Array<{ asn: number; count: number }>;
+  /** Source countries (ISO 3166-1 alpha-2), most events first. */
+  geo_distribution?: Array<{ country: string; count: number }>;
 }
 
 /** Honeypot aggregates per domain, maintained as events arrive (the feeds work fills it). */
