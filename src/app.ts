@@ -9,7 +9,7 @@ import { createLogger } from './lib/logger.ts';
 import { AccountService } from './modules/accounts/account-service.ts';
 import { AdminService } from './modules/accounts/admin-service.ts';
 import { DomainService } from './modules/domains/domain-service.ts';
-import { noEventsDomainSource, type DomainIntelSource } from './modules/domains/domain-source.ts';
+import type { DomainIntelSource } from './modules/domains/domain-source.ts';
 import type { IpDataset } from './modules/lookup/intel-source.ts';
 import { emptyIntelligence, type IntelligenceSource } from './modules/lookup/intelligence.ts';
 import { LookupService } from './modules/lookup/lookup-service.ts';
@@ -17,6 +17,13 @@ import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
 import { RecordValidator } from './modules/feeds/feed-records.ts';
 import { IngestService } from './modules/feeds/ingest-service.ts';
 import { StreamService } from './modules/feeds/stream-service.ts';
+import { DomainAggregates } from './modules/domains/domain-aggregates.ts';
+import { domainFeedObserver } from './modules/domains/domain-feed-observer.ts';
+import { FEED_LIST } from './modules/feeds/feed-catalog.ts';
+import { replayLog } from './modules/feeds/log-replay.ts';
+import { Simulator, simulatorDeps } from './modules/feeds/simulator/simulator.ts';
+import { mulberry32 } from './modules/feeds/simulator/random.ts';
+import { parseIp } from './modules/lookup/ip-address.ts';
 import type { Services } from './services.ts';
 import { createStores, type Stores } from './storage/index.ts';
 
@@ -30,6 +37,8 @@ export interface AppDeps {
   intelligence?: IntelligenceSource;
   domainSource?: DomainIntelSource;
   defaultMetrics?: boolean;
+  /** Demo mode: run the feed simulator (backfilling 48 hours when the feed log is empty). */
+  simulate?: boolean;
 }
 
 export interface App {
@@ -38,6 +47,8 @@ export interface App {
   stores: Stores;
   metrics: Metrics;
   logger: Logger;
+  domainAggregates: DomainAggregates;
+  simulator: Simulator | undefined;
   close(): Promise<void>;
 }
 
@@ -49,13 +60,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const stores = deps.stores ?? createStores(config, clock);
   const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics });
   let dataset = deps.dataset;
+  const domainAggregates = new DomainAggregates();
 
   const services: Services = {
     accounts: new AccountService(stores.accounts, stores.ledger, crypto, clock, { cacheMs: config.keyCacheMs }),
     admin: new AdminService(stores.accounts, stores.ledger, crypto, clock),
     limits: new LimitPolicy(stores.accounts, stores.limiter, clock, config.limitsRefreshMs),
     lookup: new LookupService(() => dataset, deps.intelligence ?? emptyIntelligence, stores.ledger, clock),
-    domains: new DomainService(deps.domainSource ?? noEventsDomainSource, stores.ledger, clock),
+    domains: new DomainService(deps.domainSource ?? domainAggregates, stores.ledger, clock),
     ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),
     streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer }),
     health: async () => {
@@ -63,6 +75,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       return { status: problems.length === 0 ? 'ok' : 'unhealthy', problems };
     },
   };
+  // Domain aggregates: rebuilt from the last 30 days of the durable log, then kept current by ingestion.
+  const sourceOf = (text: string) => {
+    const ip = parseIp(text);
+    return ip ? { asn: dataset.network(ip).asn, country: dataset.location(ip).country } : undefined;
+  };
+  const domainObserver = domainFeedObserver(domainAggregates, sourceOf);
+  const replayed = await replayLog(stores.feedLog, FEED_LIST.filter((f) => f.domainEvents), clock.now() - 31 * 86_400_000, domainObserver);
+  if (replayed > 0) logger.info({ records: replayed }, 'domain aggregates rebuilt from the feed log');
+  services.ingest.observe(domainObserver);
+
+  let simulator: Simulator | undefined;
+  if (deps.simulate && config.simulatorRate > 0) {
+    simulator = new Simulator(services.ingest, simulatorDeps(() => dataset, mulberry32(Date.now() >>> 0)), clock, config.simulatorRate, logger);
+    const empty = (await Promise.all(FEED_LIST.map((f) => stores.feedLog.hours(f.id)))).every((h) => h.length === 0);
+    if (empty) logger.info({ records: await simulator.backfill(clock.now()) }, 'simulator backfilled the last 48 hours');
+    simulator.start();
+  }
+
   // Aborted first on close, so open streams end cleanly and the server can stop.
   const closing = new AbortController();
   const http = await createHttpServer({
@@ -81,7 +111,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     stores,
     metrics,
     logger,
+    domainAggregates,
+    simulator,
     close: async () => {
+      await simulator?.stop();
       closing.abort();
       await http.close();
       await stores.close();

@@ -4,6 +4,7 @@ import { outcome } from './context.ts';
 import { registerData } from './data.ts';
 import { EXIT } from './output.ts';
 import { registerServe } from './serve.ts';
+import { registerIngest } from './ingest.ts';
 
 /** Entry of the `umbra` command; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -19,6 +20,7 @@ export async function main(argv: string[]): Promise<number> {
   registerServe(program);
   registerAdmin(program);
   registerData(program);
+  registerIngest(program);
   program.commands.forEach(function deep(c: Command) {
     c.exitOverride();
     c.commands.forEach(deep);

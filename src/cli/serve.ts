@@ -4,13 +4,14 @@ import { API_PREFIX } from '../operations.ts';
 import { action } from './context.ts';
 import { buildDatasetWithProgress } from './data.ts';
 import { ensureDemo } from './demo.ts';
+import { operatorToken } from './operator-token.ts';
 
 /** `umbra serve`: builds the dataset when missing, serves HTTP, and shuts down gracefully on SIGTERM/SIGINT. */
 export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('run the service (builds the IP dataset first when it is missing)')
-    .option('--demo', 'create a demo team and print its key')
+    .option('--demo', 'create a demo team and print its key, and run the feed simulator')
     .action(
       action(async (out, configOf, o: { demo?: boolean }) => {
         const config = configOf();
@@ -19,11 +20,14 @@ export function registerServe(program: Command): void {
         const { loadDataset } = await import('../modules/intel/ip-dataset.ts');
         const { buildApp } = await import('../app.ts');
         const dataset = loadDataset(config.datasetFile);
-        const app = await buildApp(config, { dataset, defaultMetrics: true });
+        const token = operatorToken(config, true);
+        const app = await buildApp({ ...config, operatorToken: token }, { dataset, defaultMetrics: true, simulate: Boolean(o.demo) });
         const address = await app.http.listen({ port: config.httpPort, host: config.host });
         const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(app.http.server.address() as { port: number }).port}`;
         out.info(`umbra is serving ${base}${API_PREFIX} (data dir ${config.dataDir}); API reference at ${base}${API_PREFIX}/docs`);
         void address;
+        out.info(`operator ingestion: POST ${base}/internal/v1/ingest/{feed} with the token in ${config.operatorToken ? 'UMBRA_OPERATOR_TOKEN' : config.operatorTokenFile}, or 'umbra ingest FEED FILE'`);
+        if (app.simulator) out.info(`demo: the simulator publishes records for all eight feeds (UMBRA_SIMULATOR_RATE=${config.simulatorRate})`);
         if (o.demo) {
           const key = await ensureDemo(app.services, config.dataDir);
           out.info(`demo API key (every scope): ${key}`);

@@ -71,6 +71,11 @@ export const DomainResult = Type.Object({
     recent_events: Type.Array(
       Type.Object({ timestamp: Type.Integer(), source_ip_masked: Type.String(), target_subdomain: Type.String(), port: Type.Integer() }),
     ),
+    unique_ips: Type.Optional(Type.Integer({ description: 'distinct source IPs in the 30-day window (exact up to 128 a day, else an estimate within about 5%)' })),
+    activity_stats: Type.Optional(Type.Object({ first_seen: Type.Integer(), last_seen: Type.Integer() }, { description: 'Unix seconds of the first and last event ever seen' })),
+    hour_dow_heatmap: Type.Optional(Type.Array(Type.Array(Type.Integer()), { description: '[weekday][UTC hour] counts over 30 days; weekday 0 is Monday' })),
+    top_asn: Type.Optional(Type.Array(Type.Object({ asn: Type.Integer(), count: Type.Integer() }))),
+    geo_distribution: Type.Optional(Type.Array(Type.Object({ country: Type.String(), count: Type.Integer() }))),
   }),
 });
 

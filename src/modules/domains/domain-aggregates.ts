@@ -10,8 +10,15 @@ export { maskIp } from './mask-ip.ts';
 export interface HoneypotDomainEvent {
   /** ms since the epoch */
   timestampMs: number;
-  /** lower-case Punycode FQDN the event targeted, as normalizeDomain returns it */
+  /** lower-case Punycode FQDN of the honeypot tunnel hit, as normalizeDomain returns it: the event is
+   * counted under it and every parent with two labels or more */
   domain: string;
+  /**
+   * The name the event asked for when it lies below `domain` (a DNS qname such as x7f3k2.example.com).
+   * It is counted in top_subdomains and recent_events but gets no lookup record of its own, so a
+   * random-subdomain flood cannot create unbounded records. Defaults to `domain`.
+   */
+  subdomain?: string;
   port: number;
   sourceIp: string;
   asn?: number;
@@ -97,7 +104,7 @@ export class DomainAggregates implements DomainIntelSource {
     const day = Math.floor(ts / DAY_MS);
     const inWindow = day > Math.floor(this.horizonMs / DAY_MS) - WINDOW_DAYS;
     const inLastDay = ts > this.horizonMs - DAY_MS - HOUR_MS;
-    const recent: RecentEvent | undefined = inWindow ? { ts, ip: e.sourceIp, target: e.domain, port: e.port } : undefined;
+    const recent: RecentEvent | undefined = inWindow ? { ts, ip: e.sourceIp, target: e.subdomain ?? e.domain, port: e.port } : undefined;
     const ipHash = inWindow ? hashIp(e.sourceIp) : 0;
     const name = e.domain;
     let created = 0;
@@ -254,7 +261,7 @@ function countDay(r: DomainRecord, day: number, ts: number, e: HoneypotDomainEve
   }
   b.events++;
   dayHours[slot * 24 + Math.floor((ts - day * DAY_MS) / HOUR_MS)]!++;
-  bump(b.subdomains, e.domain);
+  bump(b.subdomains, e.subdomain ?? e.domain);
   bump(b.ports, e.port);
   if (e.asn !== undefined) bump((b.asns ??= new Map()), e.asn);
   if (e.country !== undefined) bump((b.countries ??= new Map()), e.country);

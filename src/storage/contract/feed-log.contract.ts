@@ -49,6 +49,20 @@ export function feedLogContract(backend: string, make: () => Promise<{ log: Feed
       }
     });
 
+    it('should take one append that spans many hours (a backfill) whole', async () => {
+      const { log, close } = await make();
+      try {
+        const entries = Array.from({ length: 48 * 3 }, (_, i) => ({ timeMs: h0 + Math.floor(i / 3) * HOUR_MS, line: `{"i":${i}}` }));
+        await log.append('honeypot_dns', entries);
+        await log.append('honeypot_dns', entries.slice(0, 3));
+        assert.equal((await log.hours('honeypot_dns')).length, 48);
+        assert.deepEqual(await collect(log.readHour('honeypot_dns', h0)), ['{"i":0}', '{"i":1}', '{"i":2}', '{"i":0}', '{"i":1}', '{"i":2}']);
+        assert.deepEqual(await collect(log.readHour('honeypot_dns', h0 + 47 * HOUR_MS)), ['{"i":141}', '{"i":142}', '{"i":143}']);
+      } finally {
+        await close();
+      }
+    });
+
     it('should drop partitions older than a given hour', async () => {
       const { log, close } = await make();
       try {

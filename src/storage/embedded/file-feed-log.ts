@@ -80,6 +80,17 @@ export class FileFeedLog implements FeedLog {
       touched.push(fh);
     }
     await Promise.all(touched.map((fh) => fh.datasync()));
+    await this.evict(feed);
+  }
+
+  /** Keeps the few most recent partitions of a feed open; older ones are rarely written again. */
+  private async evict(feed: FeedId): Promise<void> {
+    const prefix = join(this.dir, feed) + '/';
+    const mine = [...this.handles.keys()].filter((k) => k.startsWith(prefix)).sort();
+    for (const file of mine.slice(0, Math.max(0, mine.length - HANDLES_PER_FEED))) {
+      await this.handles.get(file)!.close();
+      this.handles.delete(file);
+    }
   }
 
   private async handle(feed: FeedId, hour: number): Promise<FileHandle> {
@@ -89,13 +100,6 @@ export class FileFeedLog implements FeedLog {
     await mkdir(dayDir, { recursive: true });
     const fh = await open(file, 'a+');
     await repairTornTail(fh);
-    // Keep the few most recent partitions of a feed open; older ones are rarely written again.
-    const mine = [...this.handles.keys()].filter((k) => k.startsWith(join(this.dir, feed) + '/'));
-    if (mine.length >= HANDLES_PER_FEED) {
-      const oldest = mine.sort()[0]!;
-      await this.handles.get(oldest)!.close();
-      this.handles.delete(oldest);
-    }
     this.handles.set(file, fh);
     return fh;
   }

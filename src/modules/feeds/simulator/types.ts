@@ -1,24 +1,4 @@
-/** The eight feed ids of decisions.md. Local for now; it will be unified with the feed catalog later. */
-export type FeedId =
-  | 'proxies'
-  | 'anonymizers'
-  | 'torrents'
-  | 'honeypot_http'
-  | 'honeypot_https'
-  | 'honeypot_dns'
-  | 'honeypot_adb'
-  | 'ja4t';
-
-export const FEED_IDS: readonly FeedId[] = [
-  'proxies',
-  'anonymizers',
-  'torrents',
-  'honeypot_http',
-  'honeypot_https',
-  'honeypot_dns',
-  'honeypot_adb',
-  'ja4t',
-];
+export { FEED_IDS, type FeedId } from '../feed-catalog.ts';
 
 /** Uniform in [0, 1). Injected so that tests (and the demo backfill) are reproducible. */
 export type Rng = () => number;

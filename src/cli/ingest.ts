@@ -1,0 +1,140 @@
+import { createReadStream, statSync } from 'node:fs';
+import { request } from 'node:http';
+import { Transform, type Readable } from 'node:stream';
+import type { Command } from 'commander';
+import type { Config } from '../config.ts';
+import { AppError } from '../errors.ts';
+import { systemClock } from '../lib/clock.ts';
+import { csvItems } from '../modules/feeds/csv-items.ts';
+import { FEED_IDS, findFeed, type FeedDef } from '../modules/feeds/feed-catalog.ts';
+import { RecordValidator } from '../modules/feeds/feed-records.ts';
+import { IngestService, type IngestSummary } from '../modules/feeds/ingest-service.ts';
+import { ndjsonFromBytes } from '../modules/feeds/line-splitter.ts';
+import { FileFeedLog } from '../storage/embedded/file-feed-log.ts';
+import { MemoryFeedBus } from '../storage/embedded/memory-feed-bus.ts';
+import { action } from './context.ts';
+import { operatorToken } from './operator-token.ts';
+import { EXIT, UsageError, type Output } from './output.ts';
+import { createProgress } from './progress.ts';
+
+interface IngestOptions {
+  format?: string;
+  server?: string;
+  local?: boolean;
+}
+
+/** `umbra ingest FEED FILE|-`: validates and stores records, through the running server when there is one. */
+export function registerIngest(program: Command): void {
+  program
+    .command('ingest')
+    .description('ingest feed records (NDJSON, or CSV for proxies, anonymizers and ja4t) from a file or - for stdin')
+    .argument('<feed>', `feed id or URL segment: ${FEED_IDS.join(', ')}`)
+    .argument('<file>', 'input file, or - for standard input')
+    .option('--format <format>', 'ndjson or csv (default: csv for *.csv files, else ndjson)')
+    .option('--server <url>', 'send to this umbra server (default: the local server when it runs)')
+    .option('--local', 'write straight into the data dir even when a server runs (its live streams will not see the records)')
+    .action(
+      action(async (out, configOf, feedName: string, file: string, o: IngestOptions) => {
+        const config = configOf();
+        const feed = findFeed(feedName);
+        if (!feed) throw AppError.field('feed', `unknown feed '${feedName}'; one of ${FEED_IDS.join(', ')}`);
+        const format = o.format ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
+        if (format !== 'ndjson' && format !== 'csv') throw AppError.field('format', "must be 'ndjson' or 'csv'");
+        if (format === 'csv' && !feed.csv) throw AppError.field('format', `the ${feed.id} feed has nested records: use NDJSON`);
+        let size = 0;
+        if (file !== '-') {
+          try {
+            size = statSync(file).size;
+          } catch {
+            throw new UsageError(`cannot read ${file}`);
+          }
+        }
+        const progress = createProgress(true);
+        let done = 0;
+        const counted = new Transform({
+          transform(chunk: Buffer, _enc, cb) {
+            done += chunk.length;
+            progress.update({ phase: `ingest ${feed.id}`, done, total: size || done });
+            cb(null, chunk);
+          },
+        });
+        const input = (file === '-' ? process.stdin : createReadStream(file)).pipe(counted);
+        const server = o.local ? undefined : (o.server ?? (await localServer(config)));
+        let summary: IngestSummary;
+        try {
+          summary = server ? await remote(server, config, feed, format, input, out) : await local(config, feed, format, input);
+        } finally {
+          progress.stop();
+        }
+        report(out, summary);
+        if (summary.rejected === 0) return EXIT.OK;
+        return summary.accepted > 0 ? EXIT.PARTIAL : EXIT.FAILED;
+      }),
+    );
+}
+
+/** The server on this data dir's configured port, if it answers its health probe. */
+async function localServer(config: Config): Promise<string | undefined> {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${config.httpPort}`;
+  try {
+    const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) });
+    return res.status === 200 || res.status === 503 ? base : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function local(config: Config, feed: FeedDef, format: string, input: Readable): Promise<IngestSummary> {
+  const log = new FileFeedLog(config.feedLogDir);
+  const warn = (obj: object, msg: string) => process.stderr.write(`${msg} ${JSON.stringify(obj)}\n`);
+  const service = new IngestService(log, new MemoryFeedBus(), new RecordValidator(() => systemClock.now()), { warn });
+  try {
+    return await service.ingest(feed, format === 'csv' ? csvItems(feed, input) : ndjsonFromBytes(input));
+  } finally {
+    await log.close();
+  }
+}
+
+function remote(base: string, config: Config, feed: FeedDef, format: string, input: Readable, out: Output): Promise<IngestSummary> {
+  const token = operatorToken(config, false);
+  if (!token) throw new UsageError(`no operator token: set UMBRA_OPERATOR_TOKEN or run on the server's data dir (${config.operatorTokenFile})`);
+  out.info(`sending to ${base}`);
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}/internal/v1/ingest/${feed.id}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': format === 'csv' ? 'text/csv' : 'application/x-ndjson' },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        const body = text ? JSON.parse(text) : {};
+        if (res.statusCode === 200) return resolve(body as IngestSummary);
+        if (res.statusCode === 400 && body.errors) {
+          // Nothing was accepted: the problem body lists the bad records.
+          const errors = Object.entries(body.errors as Record<string, string[]>).map(([k, m]) => {
+            const [, record, field] = /^record (\d+): (.*)$/.exec(k) ?? [, '0', k];
+            return { record: Number(record), field: field!, message: m.join('; '), reason: 'invalid_value' as const };
+          });
+          return resolve({ feed: feed.id, accepted: 0, rejected: errors.length, byReason: {}, errors });
+        }
+        reject(new UsageError(`server answered ${res.statusCode}: ${body.detail ?? text}`));
+      });
+    });
+    req.on('error', reject);
+    input.on('error', (e) => req.destroy(e));
+    input.pipe(req);
+  });
+}
+
+function report(out: Output, s: IngestSummary): void {
+  out.result(s, () => {
+    const reasons = Object.entries(s.byReason).map(([r, n]) => `${r}: ${n}`).join(', ');
+    const lines = [`${s.feed}: ${s.accepted} accepted, ${s.rejected} rejected${reasons ? ` (${reasons})` : ''}`];
+    for (const e of s.errors) lines.push(`  record ${e.record}: ${e.field}: ${e.message}`);
+    if (s.rejected > s.errors.length) lines.push(`  … and ${s.rejected - s.errors.length} more`);
+    return lines.join('\n');
+  });
+}

@@ -1,0 +1,139 @@
+import { describe, it } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import assert from 'node:assert/strict';
+import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
+import { hourOf } from '../../../src/modules/feeds/feed-log.ts';
+import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
+import { sampleRecords } from '../../helpers/feed-fixtures.ts';
+
+const TOKEN = 'operator-token-for-tests-0123456789';
+const PROBLEM = 'application/problem+json';
+
+const post = (app: TestApp, feed: string, body: string, headers: Record<string, string> = {}) =>
+  app.http.inject({
+    method: 'POST',
+    url: `/internal/v1/ingest/${feed}`,
+    payload: body,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson', ...headers },
+  });
+
+async function logged(app: TestApp, feed: keyof typeof FEEDS): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for await (const line of app.stores.feedLog.readHour(feed, hourOf(app.clock.now()))) out.push(JSON.parse(line));
+  return out;
+}
+
+describe('POST /internal/v1/ingest/{feed}', () => {
+  it('should store the good records, name every bad one by record and field, and keep going', async (t) => {
+    const app = await buildTestApp(t, {}, { UMBRA_OPERATOR_TOKEN: TOKEN });
+    const good = sampleRecords(app.clock.now()).proxies;
+    const lines = [
+      JSON.stringify(good),
+      '{"ip": "1.2.3"',
+      '',
+      JSON.stringify({ ...good, ip: '::ffff:9.9.9.9' }),
+      JSON.stringify({ ...good, asn: undefined }),
+      JSON.stringify({ ...good, ip: '300.1.1.1' }),
+    ];
+    const res = await post(app, 'proxies', `${lines.join('\n')}\n`);
+    assert.equal(res.statusCode, 200, res.body);
+    const s = res.json();
+    assert.equal(s.feed, 'proxies');
+    assert.equal(s.accepted, 2);
+    assert.equal(s.rejected, 3);
+    assert.deepEqual(s.byReason, { invalid_json: 1, missing_field: 1, invalid_ip: 1 });
+    assert.deepEqual(
+      s.errors.map((e: { record: number; field: string }) => [e.record, e.field]),
+      [
+        [2, 'record'],
+        [5, 'asn'],
+        [6, 'ip'],
+      ],
+    );
+    const stored = (await logged(app, 'proxies')) as Array<{ ip: string }>;
+    assert.deepEqual(stored.map((r) => r.ip), ['109.176.45.49', '9.9.9.9'], 'stored canonically, in order');
+  });
+
+  it('should accept the feed by id or URL segment, and CSV for flat feeds only', async (t) => {
+    const app = await buildTestApp(t, {}, { UMBRA_OPERATOR_TOKEN: TOKEN });
+    const r = sampleRecords(app.clock.now());
+    assert.equal((await post(app, 'helio/dns', JSON.stringify(r.honeypot_dns))).json().accepted, 1);
+    const csv = `ip,provider,type,timestamp,country_code,asn\n1.1.1.1,BRIGHTDATA,RESIDENTIAL_PROXY,${r.proxies.timestamp},US,13335\n2.2.2.2,x,RESIDENTIAL_PROXY,${r.proxies.timestamp},US,3215\n`;
+    const res = await post(app, 'proxies', csv, { 'content-type': 'text/csv' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().accepted, 1);
+    assert.deepEqual(res.json().errors.map((e: { record: number; field: string }) => [e.record, e.field]), [[3, 'provider']]);
+    const nested = await post(app, 'torrents', 'info_hash\nabc\n', { 'content-type': 'text/csv' });
+    assert.equal(nested.statusCode, 415);
+    assert.equal(nested.headers['content-type'], PROBLEM);
+    assert.equal((await post(app, 'proxies', '{}', { 'content-type': 'application/json' })).statusCode, 415);
+  });
+
+  it('should answer 400 naming the records when none is good, and for an unknown feed', async (t) => {
+    const app = await buildTestApp(t, {}, { UMBRA_OPERATOR_TOKEN: TOKEN });
+    const bad = await post(app, 'ja4t', '{"ip":"1.1.1.1"}\nnope\n');
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.headers['content-type'], PROBLEM);
+    assert.equal(bad.json().title, 'Validation error');
+    assert.deepEqual(Object.keys(bad.json().errors), ['record 1: ja4t', 'record 2: record']);
+    const unknown = await post(app, '..%2Fetc', '{}');
+    assert.equal(unknown.statusCode, 400);
+    assert.ok(unknown.json().errors.feed);
+  });
+
+  it('should need the operator token, never a customer key, and be off without one configured', async (t) => {
+    const app = await buildTestApp(t, {}, { UMBRA_OPERATOR_TOKEN: TOKEN });
+    const { key } = await app.team();
+    const body = JSON.stringify(sampleRecords(app.clock.now()).proxies);
+    for (const headers of [{ authorization: '' } as Record<string, string>, { authorization: '' }, { authorization: `Bearer ${TOKEN}x` }, { authorization: `Bearer ${key}` }, { authorization: '', 'x-api-key': key }]) {
+      const res = await post(app, 'proxies', body, headers);
+      assert.equal(res.statusCode, 401, JSON.stringify(headers));
+      assert.equal(res.headers['content-type'], PROBLEM);
+    }
+    assert.deepEqual(await logged(app, 'proxies'), []);
+    const off = await buildTestApp(t);
+    assert.equal((await post(off, 'proxies', body)).statusCode, 503);
+  });
+
+  it('should feed the domain lookup from honeypot events as they arrive', async (t) => {
+    const app = await buildTestApp(t, {}, { UMBRA_OPERATOR_TOKEN: TOKEN });
+    const { key } = await app.team();
+    const r = sampleRecords(app.clock.now());
+    const body = [r.honeypot_http, { ...r.honeypot_http, port: 8080 }, r.honeypot_dns].map((x) => JSON.stringify(x)).join('\n');
+    assert.equal((await post(app, 'honeypot_http', body)).json().rejected, 1, 'a dns record is not an http record');
+    assert.equal((await post(app, 'honeypot_dns', JSON.stringify(r.honeypot_dns))).json().accepted, 1);
+    const res = await app.http.inject({ url: '/api/v4/lookup/domain/acme-logistics.com', headers: { 'x-api-key': key } });
+    const d = res.json().data;
+    assert.equal(d.status, 'ok');
+    assert.deepEqual(d.stats, { events_24h: 3, total_events_30d: 3 });
+    assert.deepEqual(d.top_subdomains, [
+      { subdomain: 'mail.acme-logistics.com', count: 2 },
+      { subdomain: 'x7f3k2.acme-logistics.com', count: 1 },
+    ]);
+    assert.deepEqual(d.top_ports, [
+      { port: 53, count: 1 },
+      { port: 80, count: 1 },
+      { port: 8080, count: 1 },
+    ].sort((a, b) => b.count - a.count || a.port - b.port));
+    assert.equal(d.recent_events[0].source_ip_masked.endsWith('.x'), true);
+  });
+
+  it('should rebuild domain intelligence from the durable log after a restart', async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'umbra-restart-'));
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+    const env = { UMBRA_OPERATOR_TOKEN: TOKEN, UMBRA_DATA_DIR: dataDir };
+    const first = await buildTestApp(t, {}, env);
+    const r = sampleRecords(first.clock.now());
+    const body = [0, 1, 2].map((k) => JSON.stringify({ ...r.honeypot_http, timestamp: (r.honeypot_http.timestamp as number) - k * 86_400_000 })).join('\n');
+    assert.equal((await post(first, 'honeypot_http', body)).json().accepted, 3);
+    await first.close();
+
+    const second = await buildTestApp(t, {}, env);
+    const { key } = await second.team();
+    const d = (await second.http.inject({ url: '/api/v4/lookup/domain/acme-logistics.com', headers: { 'x-api-key': key } })).json().data;
+    assert.deepEqual(d.stats, { events_24h: 1, total_events_30d: 3 });
+    assert.deepEqual(d.time_series.slice(-3).map((x: { events: number }) => x.events), [1, 1, 1]);
+  });
+});
