@@ -28,6 +28,7 @@ export type FeedObserver = (feed: FeedDef, messages: readonly FeedMessage[]) => 
 
 export const MAX_ERRORS = 100;
 const BATCH = 2000;
+const MAX_IN_FLIGHT = 4;
 
 export interface IngestLogger {
   warn(obj: object, msg: string): void;
@@ -54,23 +55,33 @@ export class IngestService {
 
   async ingest(
     feed: FeedDef,
-    items: AsyncIterable<IngestItem> | Iterable<IngestItem>,
+    /** Batches of items (one await per batch keeps per-record overhead low). */
+    batches: AsyncIterable<readonly IngestItem[]> | Iterable<readonly IngestItem[]>,
     onProgress?: (s: IngestSummary) => void,
   ): Promise<IngestSummary> {
     const summary: IngestSummary = { feed: feed.id, accepted: 0, rejected: 0, byReason: {}, errors: [] };
-    let entries: FeedLogEntry[] = [];
-    let messages: FeedMessage[] = [];
+    // A valid check result is both the log entry (timeMs, line) and the bus message (record, line).
+    let accepted: Array<FeedLogEntry & FeedMessage> = [];
+    // Validation of the next batch overlaps the fsync of the previous ones (the log group-commits
+    // them); a batch is counted and delivered only after its own append resolved, in input order.
+    let chain: Promise<void> = Promise.resolve();
+    const inFlight: Promise<void>[] = [];
     const commit = async () => {
-      if (entries.length === 0) return;
-      const [e, m] = [entries, messages];
-      entries = [];
-      messages = [];
-      await this.log.append(feed.id, e);
-      summary.accepted += e.length;
-      await this.deliver(feed, m);
-      onProgress?.(summary);
+      if (accepted.length === 0) return;
+      const batch = accepted;
+      accepted = [];
+      const durable = this.log.append(feed.id, batch);
+      chain = chain.then(async () => {
+        await durable;
+        summary.accepted += batch.length;
+        await this.deliver(feed, batch);
+        onProgress?.(summary);
+      });
+      // Errors surface from the final `await chain`; the window only waits, it never throws.
+      inFlight.push(chain.catch(() => {}));
+      if (inFlight.length >= MAX_IN_FLIGHT) await inFlight.shift();
     };
-    for await (const item of items) {
+    for await (const items of batches) for (const item of items) {
       const check =
         'text' in item
           ? this.validator.checkLine(feed, item.text)
@@ -78,9 +89,8 @@ export class IngestService {
             ? ({ ok: false, reason: 'too_long', field: 'record', message: `is longer than ${item.tooLong} bytes` } as const)
             : this.validator.check(feed, item.value);
       if (check.ok) {
-        entries.push({ timeMs: check.timeMs, line: check.line });
-        messages.push({ record: check.record, line: check.line });
-        if (entries.length >= BATCH) await commit();
+        accepted.push(check);
+        if (accepted.length >= BATCH) await commit();
       } else {
         summary.rejected++;
         summary.byReason[check.reason] = (summary.byReason[check.reason] ?? 0) + 1;
@@ -88,6 +98,7 @@ export class IngestService {
       }
     }
     await commit();
+    await chain;
     return summary;
   }
 

@@ -1,50 +1,54 @@
+import { StringDecoder } from 'node:string_decoder';
 import type { IngestItem } from './ingest-service.ts';
 
-/** Longest accepted NDJSON record, in bytes; a longer line is refused as one bad record without buffering it. */
-export const MAX_LINE_BYTES = 2 * 1024 * 1024;
+/** Longest accepted NDJSON record, in characters; a longer line is refused as one bad record without buffering it. */
+export const MAX_LINE_CHARS = 2 * 1024 * 1024;
 
 /**
- * Splits a byte stream into numbered NDJSON items with bounded memory: a line longer than maxBytes is
+ * Splits a byte stream into numbered NDJSON items with bounded memory: a line longer than maxChars is
  * skipped to its newline and reported as a `tooLong` item. Blank lines are skipped but keep their number.
+ * Chunks are decoded once (UTF-8 sequences split across chunks are joined) and items come in one batch
+ * per chunk: one await per chunk, not per record.
  */
-export async function* ndjsonFromBytes(input: AsyncIterable<Buffer | string>, maxBytes = MAX_LINE_BYTES, onBytes?: (n: number) => void): AsyncIterable<IngestItem> {
+export async function* ndjsonFromBytes(
+  input: AsyncIterable<Buffer | string> | Iterable<Buffer | string>,
+  maxChars = MAX_LINE_CHARS,
+): AsyncIterable<IngestItem[]> {
+  const decoder = new StringDecoder('utf8');
   let n = 0;
-  let parts: Buffer[] = [];
-  let size = 0;
+  let rest = '';
   let overflow = false;
-  const emit = function* (): Generator<IngestItem> {
+  const take = (line: string, out: IngestItem[]) => {
     n++;
-    if (overflow) {
-      yield { n, tooLong: maxBytes };
-    } else {
-      let text = parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8');
-      if (text.endsWith('\r')) text = text.slice(0, -1);
-      if (text.trim() !== '') yield { n, text };
+    if (overflow || line.length > maxChars) {
+      out.push({ n, tooLong: maxChars });
+      overflow = false;
+      return;
     }
-    parts = [];
-    size = 0;
-    overflow = false;
+    const text = line.charCodeAt(line.length - 1) === 13 ? line.slice(0, -1) : line;
+    if (text.length > 0 && text.trim() !== '') out.push({ n, text });
   };
   for await (const chunk of input) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    onBytes?.(buf.length);
+    const text = typeof chunk === 'string' ? chunk : decoder.write(chunk);
+    const out: IngestItem[] = [];
     let start = 0;
-    for (;;) {
-      const nl = buf.indexOf(0x0a, start);
-      const piece = buf.subarray(start, nl === -1 ? buf.length : nl);
-      if (!overflow) {
-        if (size + piece.length > maxBytes) {
-          overflow = true;
-          parts = [];
-        } else if (piece.length > 0) {
-          parts.push(piece);
-          size += piece.length;
-        }
-      }
-      if (nl === -1) break;
-      yield* emit();
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      take(start === 0 ? rest + text.slice(0, nl) : text.slice(start, nl), out);
+      if (start === 0) rest = '';
       start = nl + 1;
     }
+    rest = start === 0 ? rest + text : text.slice(start);
+    // An endless line is dropped as it grows, not held: only the fact that it was too long is kept.
+    if (rest.length > maxChars) {
+      overflow = true;
+      rest = '';
+    }
+    if (out.length > 0) yield out;
   }
-  if (size > 0 || overflow) yield* emit();
+  rest += decoder.end();
+  if (rest.length > 0 || overflow) {
+    const out: IngestItem[] = [];
+    take(rest, out);
+    if (out.length > 0) yield out;
+  }
 }

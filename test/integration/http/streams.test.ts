@@ -14,7 +14,7 @@ async function listening(t: TestContext, env: Record<string, string> = {}): Prom
 }
 
 const ingest = (app: TestApp, feed: FeedId, values: unknown[]) =>
-  app.services.ingest.ingest(FEEDS[feed], values.map((value, i) => ({ n: i + 1, value })));
+  app.services.ingest.ingest(FEEDS[feed], [values.map((value, i) => ({ n: i + 1, value }))]);
 
 const until = async (cond: () => Promise<boolean> | boolean, ms = 3000) => {
   const end = Date.now() + ms;
