@@ -15,6 +15,7 @@ export class Metrics {
   readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
 
   private readonly children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  private readonly charged = new Map<string, { inc(n: number): void }>();
 
   /** Counts one request and its latency; label children are cached because label hashing is the costly part. */
   observe(operation: string, status: number, seconds: number): void {
@@ -27,6 +28,16 @@ export class Metrics {
     }
     c.count.inc();
     c.time.observe(seconds);
+  }
+
+  /** Counts credits charged by an operation, through a cached label child. */
+  charge(operation: string, credits: number): void {
+    let c = this.charged.get(operation);
+    if (!c) {
+      c = this.creditsCharged.labels({ operation });
+      this.charged.set(operation, c);
+    }
+    c.inc(credits);
   }
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
