@@ -16,6 +16,7 @@ import { lookupIp } from './routes/lookup-ip.ts';
 import { lookupIps } from './routes/lookup-ips.ts';
 import { IpResult, Problem } from './schemas.ts';
 import { AppError } from '../errors.ts';
+import { lazyChildLogger } from '../lib/logger.ts';
 import { nextRequestId } from '../lib/request-id.ts';
 
 export interface HttpServerDeps {
@@ -42,6 +43,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     bodyLimit: deps.bodyLimitBytes,
     routerOptions: { maxParamLength: 1100 },
     requestIdHeader: false,
+    childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger as Logger, bindings, options),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
@@ -89,7 +91,8 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     const operation = req.operation?.id ?? (req.is404 ? 'unmatched' : 'other');
     metrics.observe(operation, reply.statusCode, reply.elapsedTime / 1000);
     // One line per request; the key header is never logged (only method, path, status, timing).
-    if (logRequests) req.log.info({ operation, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    // The root logger with the id spelled out writes the same line as req.log, without a child logger.
+    if (logRequests) deps.logger.info({ reqId: req.id, operation, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
     done();
   });
 
