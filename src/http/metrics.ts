@@ -100,10 +100,22 @@ export class Metrics {
     [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     this.registry,
   );
-  readonly creditsCharged = new Counter({ name: 'umbra_credits_charged_total', help: 'Lookup credits charged', labelNames: ['operation'] as const, registers: [this.registry] });
+  readonly creditsCharged = new Counter({
+    name: 'umbra_credits_charged_total',
+    help: 'Lookup credits charged',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const c of this.charged.values()) {
+        c.counter.inc(c.uncounted); // even 0: a charged operation has its series, as with inc() per request
+        c.uncounted = 0;
+      }
+    },
+  });
   readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
 
-  private readonly charged = new Map<string, { inc(n: number): void }>();
+  /** Credits charged per operation, not yet handed to creditsCharged (done at scrape time). */
+  private readonly charged = new Map<string, { uncounted: number; counter: { inc(n: number): void } }>();
 
   /** Counts one request and its latency: a Map lookup and arithmetic, labels are bound once per pair. */
   observe(operation: string, status: number, seconds: number): void {
@@ -120,14 +132,14 @@ export class Metrics {
     this.latency.observe(s, seconds);
   }
 
-  /** Counts credits charged by an operation, through a cached label child. */
+  /** Counts credits charged by an operation. */
   charge(operation: string, credits: number): void {
     let c = this.charged.get(operation);
     if (!c) {
-      c = this.creditsCharged.labels({ operation });
+      c = { uncounted: 0, counter: this.creditsCharged.labels({ operation }) };
       this.charged.set(operation, c);
     }
-    c.inc(credits);
+    c.uncounted += credits;
   }
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
