@@ -1,5 +1,8 @@
 // Issue 2 figures: single-lookup req/s against bare node:http (ratio), and 1,000-address batch latency.
+// Both servers stay up and are loaded in alternating rounds, so a noisy neighbour on the shared machine
+// weighs on both sides alike; each figure is the median of the rounds.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 
@@ -20,9 +23,32 @@ function load(opts: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => autocannon(opts, (err, res) => (err ? reject(err) : resolve(res))));
 }
 
+/** User + system CPU time of a process in ms, from /proc (Linux; undefined elsewhere). */
+function cpuMs(pid: number | undefined): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat(5) (utime, stime) in clock ticks, which are 100 per second on Linux.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Loads a server for `seconds` and reports req/s and the server's CPU µs per request. */
+async function measure(s: Started, opts: autocannon.Options, seconds: number): Promise<{ result: autocannon.Result; cpuUs: number | undefined }> {
+  const before = cpuMs(s.child.pid);
+  const result = await load({ ...opts, duration: seconds });
+  const after = cpuMs(s.child.pid);
+  const cpuUs = before === undefined || after === undefined ? undefined : ((after - before) * 1000) / result.requests.total;
+  return { result, cpuUs };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 const ADDRESSES = ['8.8.8.8', '1.1.1.1', '81.2.69.160', '2001:4860:4860::8888', '185.220.101.1', '104.16.0.1'];
 
-export async function benchHttpLookup(seconds = 8): Promise<Record<string, number | string>> {
+export async function benchHttpLookup(seconds = 8, rounds = 3): Promise<Record<string, number | string>> {
   const umbra = await start('bench/servers/umbra-server.ts');
   const base = `http://127.0.0.1:${umbra.info.port}/api/v4`;
   const headers = { 'x-api-key': umbra.info.key! };
@@ -31,9 +57,20 @@ export async function benchHttpLookup(seconds = 8): Promise<Record<string, numbe
   const sampleBody = await sample.text();
   const requests = ADDRESSES.map((ip) => ({ method: 'GET' as const, path: `/api/v4/lookup/ip/${ip}`, headers }));
 
-  // Warm up, then measure umbra.
-  await load({ url: `http://127.0.0.1:${umbra.info.port}`, requests, connections: 50, duration: 2 });
-  const single = await load({ url: `http://127.0.0.1:${umbra.info.port}`, requests, connections: 50, duration: seconds });
+  const bare = await start('bench/servers/bare-server.ts', [sampleBody]);
+  const umbraOpts = { url: `http://127.0.0.1:${umbra.info.port}`, requests, connections: 50 };
+  const bareOpts = { url: `http://127.0.0.1:${bare.info.port}`, connections: 50 };
+
+  // Warm up both (JIT, caches), then alternate measured rounds.
+  await load({ ...umbraOpts, duration: 4 });
+  await load({ ...bareOpts, duration: 2 });
+  const singles: Awaited<ReturnType<typeof measure>>[] = [];
+  const bares: Awaited<ReturnType<typeof measure>>[] = [];
+  for (let round = 0; round < rounds; round++) {
+    singles.push(await measure(umbra, umbraOpts, seconds));
+    bares.push(await measure(bare, bareOpts, seconds));
+  }
+  await stop(bare);
 
   const ips = Array.from({ length: 1000 }, (_, i) => `${1 + (i % 223)}.${(i * 7) & 255}.${(i * 13) & 255}.${i & 255}`);
   const batchBody = JSON.stringify({ ips });
@@ -43,17 +80,19 @@ export async function benchHttpLookup(seconds = 8): Promise<Record<string, numbe
   if (batch.non2xx > 0) throw new Error(`batch answered non-2xx ${batch.non2xx} times`);
   await stop(umbra);
 
-  const bare = await start('bench/servers/bare-server.ts', [sampleBody]);
-  await load({ url: `http://127.0.0.1:${bare.info.port}`, connections: 50, duration: 2 });
-  const baseline = await load({ url: `http://127.0.0.1:${bare.info.port}`, connections: 50, duration: seconds });
-  await stop(bare);
-
-  if (single.non2xx > 0 || single.errors > 0) throw new Error(`lookup load saw ${single.non2xx} non-2xx and ${single.errors} errors`);
+  for (const { result } of singles) if (result.non2xx > 0 || result.errors > 0) throw new Error(`lookup load saw ${result.non2xx} non-2xx and ${result.errors} errors`);
+  const rps = singles.map((m) => m.result.requests.average);
+  const bareRps = bares.map((m) => m.result.requests.average);
+  const ratios = rps.map((r, i) => r / bareRps[i]!);
+  const cpu = (ms: typeof singles) => (ms.every((m) => m.cpuUs !== undefined) ? Math.round(median(ms.map((m) => m.cpuUs!))) : 'n/a');
   return {
-    'lookup.ip req/s': Math.round(single.requests.average),
-    'bare node:http req/s': Math.round(baseline.requests.average),
-    'lookup.ip / bare ratio (target >= 0.7)': Number((single.requests.average / baseline.requests.average).toFixed(3)),
-    'lookup.ip p99 ms (50 connections)': single.latency.p99,
+    rounds: `${rounds} x ${seconds} s, medians; per round: ${rps.map(Math.round).join(' / ')} vs ${bareRps.map(Math.round).join(' / ')}`,
+    'lookup.ip req/s': Math.round(median(rps)),
+    'bare node:http req/s': Math.round(median(bareRps)),
+    'lookup.ip / bare ratio (target >= 0.7)': Number(median(ratios).toFixed(3)),
+    'lookup.ip server CPU us/request': cpu(singles),
+    'bare node:http server CPU us/request': cpu(bares),
+    'lookup.ip p99 ms (50 connections)': median(singles.map((m) => m.result.latency.p99)),
     'batch 1000 p50 ms (target < 10)': batch.latency.p50,
     'batch 1000 p99 ms': batch.latency.p99,
   };

@@ -1,32 +1,145 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** One label set's counts, updated with plain arithmetic on the request path. */
+interface Series {
+  labels: Record<string, string>;
+  /** Observations per bucket (not cumulative); the last slot is above every bound. */
+  buckets: number[];
+  sum: number;
+  count: number;
+  /** Requests not yet handed to the prom-client counter (it is brought up to date at scrape time). */
+  uncounted: number;
+  counter: { inc(n: number): void };
+}
+
+/**
+ * A histogram whose series are bound once and observed with plain arithmetic: prom-client's
+ * Histogram hashes and validates the labels and allocates on every observe. It sits in the same
+ * prom-client Registry, which reads it at scrape time, and gives the same exposition text.
+ */
+class SeriesHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  readonly all: Series[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly upperBounds: readonly number[],
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as never);
+  }
+
+  observe(s: Series, value: number): void {
+    let i = 0;
+    while (i < this.upperBounds.length && value > this.upperBounds[i]!) i++;
+    s.buckets[i]!++;
+    s.sum += value;
+    s.count++;
+  }
+
+  emptyBuckets(): number[] {
+    return new Array<number>(this.upperBounds.length + 1).fill(0);
+  }
+
+  /** The values prom-client's Histogram reports: cumulative buckets, +Inf, sum and count per series. */
+  async getForPromString() {
+    const values = [];
+    const bucketName = `${this.name}_bucket`;
+    for (const s of this.all) {
+      let acc = 0;
+      for (let i = 0; i < this.upperBounds.length; i++) {
+        acc += s.buckets[i]!;
+        values.push({ labels: { le: this.upperBounds[i]! as number | string }, sharedLabels: s.labels, value: acc, metricName: bucketName, exemplar: null });
+      }
+      values.push(
+        { labels: { le: '+Inf' }, sharedLabels: s.labels, value: s.count, metricName: bucketName, exemplar: null },
+        { labels: {}, sharedLabels: s.labels, value: s.sum, metricName: `${this.name}_sum`, exemplar: undefined },
+        { labels: {}, sharedLabels: s.labels, value: s.count, metricName: `${this.name}_count`, exemplar: undefined },
+      );
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  async get() {
+    const data = await this.getForPromString();
+    return { ...data, values: data.values.map(({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } })) };
+  }
+
+  reset(): void {
+    for (const s of this.all) {
+      s.buckets.fill(0);
+      s.sum = 0;
+      s.count = 0;
+    }
+  }
+}
 
 /** Prometheus metrics of one server instance (a registry per app, so tests can build many). */
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: 'umbra_http_requests_total', help: 'HTTP requests by operation and status', labelNames: ['operation', 'status'] as const, registers: [this.registry] });
-  readonly latency = new Histogram({
-    name: 'umbra_http_request_duration_seconds',
-    help: 'HTTP request latency by operation and status',
+  /** operation → status → series; no key string is built per request. */
+  private readonly series = new Map<string, Map<number, Series>>();
+  readonly requests = new Counter({
+    name: 'umbra_http_requests_total',
+    help: 'HTTP requests by operation and status',
     labelNames: ['operation', 'status'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
+    // Requests are tallied in their Series on the request path and handed over here, at scrape time.
+    collect: () => {
+      for (const s of this.latency.all) {
+        if (s.uncounted > 0) s.counter.inc(s.uncounted);
+        s.uncounted = 0;
+      }
+    },
   });
-  readonly creditsCharged = new Counter({ name: 'umbra_credits_charged_total', help: 'Lookup credits charged', labelNames: ['operation'] as const, registers: [this.registry] });
+  readonly latency = new SeriesHistogram(
+    'umbra_http_request_duration_seconds',
+    'HTTP request latency by operation and status',
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    this.registry,
+  );
+  readonly creditsCharged = new Counter({
+    name: 'umbra_credits_charged_total',
+    help: 'Lookup credits charged',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const c of this.charged.values()) {
+        c.counter.inc(c.uncounted); // even 0: a charged operation has its series, as with inc() per request
+        c.uncounted = 0;
+      }
+    },
+  });
   readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
 
-  private readonly children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  /** Credits charged per operation, not yet handed to creditsCharged (done at scrape time). */
+  private readonly charged = new Map<string, { uncounted: number; counter: { inc(n: number): void } }>();
 
-  /** Counts one request and its latency; label children are cached because label hashing is the costly part. */
+  /** Counts one request and its latency: a Map lookup and arithmetic, labels are bound once per pair. */
   observe(operation: string, status: number, seconds: number): void {
-    const key = `${operation} ${status}`;
-    let c = this.children.get(key);
-    if (!c) {
+    let byStatus = this.series.get(operation);
+    if (!byStatus) this.series.set(operation, (byStatus = new Map()));
+    let s = byStatus.get(status);
+    if (!s) {
       const labels = { operation, status: String(status) };
-      c = { count: this.requests.labels(labels), time: this.latency.labels(labels) };
-      this.children.set(key, c);
+      s = { labels, buckets: this.latency.emptyBuckets(), sum: 0, count: 0, uncounted: 0, counter: this.requests.labels(labels) };
+      byStatus.set(status, s);
+      this.latency.all.push(s);
     }
-    c.count.inc();
-    c.time.observe(seconds);
+    s.uncounted++;
+    this.latency.observe(s, seconds);
+  }
+
+  /** Counts credits charged by an operation. */
+  charge(operation: string, credits: number): void {
+    let c = this.charged.get(operation);
+    if (!c) {
+      c = { uncounted: 0, counter: this.creditsCharged.labels({ operation }) };
+      this.charged.set(operation, c);
+    }
+    c.uncounted += credits;
   }
 
   constructor(options: { defaultMetrics?: boolean } = {}) {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -6,7 +5,7 @@ import { Ajv } from 'ajv';
 import type { Logger } from 'pino';
 import { API_PREFIX } from '../operations.ts';
 import type { Services } from '../services.ts';
-import { operationGuard } from './hooks/operation-guard.ts';
+import { registerOperationGuard } from './hooks/operation-guard.ts';
 import type { Metrics } from './metrics.ts';
 import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
 import type { RouteSpec } from './route-spec.ts';
@@ -21,6 +20,8 @@ import type { NdjsonOptions } from './ndjson.ts';
 import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
 import { IpResult, Problem } from './schemas.ts';
 import { AppError } from '../errors.ts';
+import { lazyChildLogger } from '../lib/logger.ts';
+import { nextRequestId } from '../lib/request-id.ts';
 
 export interface HttpServerDeps {
   services: Services;
@@ -51,9 +52,10 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     bodyLimit: deps.bodyLimitBytes,
     routerOptions: { maxParamLength: 1100 },
     requestIdHeader: false,
+    childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger as Logger, bindings, options),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
     },
     // Server to server only: no CORS, and no trust in proxy headers unless configured later.
     trustProxy: false,
@@ -86,19 +88,20 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   });
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { deepLinking: true } });
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Hooks are callback style: an async hook costs a promise and a microtask turn per request.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
-  app.addHook(
-    'onRequest',
-    operationGuard(services.accounts, services.limits, (op) => metrics.rateLimited.inc({ operation: op.id, bucket: op.bucket ?? '' })),
-  );
-  // Callback style (no promise per request); metric children are bound once per label pair.
+  registerOperationGuard(app, services.accounts, services.limits, (op) => metrics.rateLimited.inc({ operation: op.id, bucket: op.bucket ?? '' }));
+  // Metric children are bound once per label pair; req.operation (set by the guard) spares the
+  // req.routeOptions getter, which builds a new object on every access.
   app.addHook('onResponse', (req, reply, done) => {
-    const operation = req.routeOptions.config.operation?.id ?? (req.routeOptions.url ? 'other' : 'unmatched');
+    const operation = req.operation?.id ?? (req.is404 ? 'unmatched' : 'other');
     metrics.observe(operation, reply.statusCode, reply.elapsedTime / 1000);
     // One line per request; the key header is never logged (only method, path, status, timing).
-    if (logRequests) req.log.info({ operation, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    // The root logger with the id spelled out writes the same line as req.log, without a child logger.
+    if (logRequests) deps.logger.info({ reqId: req.id, operation, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
     done();
   });
 

@@ -1,6 +1,7 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import { AppError } from '../../errors.ts';
-import type { Caller, AccountService } from '../../modules/accounts/account-service.ts';
+import { isPromise } from '../../lib/maybe-promise.ts';
+import type { Caller, AccountService, VerifyResult } from '../../modules/accounts/account-service.ts';
 import type { LimitPolicy } from '../../modules/ratelimit/limit-policy.ts';
 import type { RateDecision } from '../../modules/ratelimit/rate-limiter.ts';
 import type { Operation } from '../../operations.ts';
@@ -11,6 +12,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     caller?: Caller;
+    /** The operations.ts row of the matched route, set by the guard (metrics and logs read it). */
+    operation?: Operation;
   }
 }
 
@@ -21,33 +24,73 @@ export function setRateLimitHeaders(reply: FastifyReply, d: RateDecision): void 
 }
 
 /**
+ * Installs the operation guard on every route whose config names an operations.ts row, bound to that
+ * row when the route is registered (so no per-request route lookup). Call before adding routes.
+ */
+// Any server and logger type: server.ts passes a pino-typed instance.
+export function registerOperationGuard(app: FastifyInstance<any, any, any, any>, accounts: AccountService, limits: LimitPolicy, onRateLimited: (op: Operation) => void): void {
+  // Declared up front so every request object has the same shape.
+  app.decorateRequest('caller', undefined);
+  app.decorateRequest('operation', undefined);
+  const guardFor = operationGuard(accounts, limits, onRateLimited);
+  app.addHook('onRoute', (route) => {
+    const op = route.config?.operation;
+    if (!op) return;
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+    route.onRequest = [...own, guardFor(op)];
+  });
+}
+
+const unauthenticated = (reason: Exclude<VerifyResult, { ok: true }>['reason']): AppError =>
+  new AppError(
+    'UNAUTHENTICATED',
+    reason === 'MISSING' ? 'No API key: send it in the x-api-key header.' : reason === 'REVOKED' ? 'This API key has been revoked.' : 'The API key is not valid.',
+  );
+
+/**
  * Runs before every operation, driven by its operations.ts row: key (401), scope (403), then the
  * team's rate bucket (429). Routes never check any of these by hand.
+ *
+ * Callback style, not async: with the in-memory key cache and buckets every step answers at once, so
+ * an admitted request makes no promise here; a store read (cache miss) continues asynchronously.
  */
 export function operationGuard(accounts: AccountService, limits: LimitPolicy, onRateLimited: (op: Operation) => void) {
-  return async function guard(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const op = req.routeOptions.config.operation;
-    if (!op || op.scope === null) return;
-    const header = req.headers['x-api-key'];
-    const verified = await accounts.verifyKey(Array.isArray(header) ? header[0] : header);
-    if (!verified.ok) {
-      const why = verified.reason === 'MISSING' ? 'No API key: send it in the x-api-key header.' : verified.reason === 'REVOKED' ? 'This API key has been revoked.' : 'The API key is not valid.';
-      throw new AppError('UNAUTHENTICATED', why);
-    }
-    const caller = verified.caller;
-    if (!caller.scopes.has(op.scope)) {
-      throw new AppError('PERMISSION_DENIED', `This key lacks the ${op.scope} scope that ${op.method} ${op.path} needs. /account/me lists the key's scopes.`);
-    }
-    req.caller = caller;
-    if (op.bucket === null) return;
-    const decision = await limits.take(caller.orgId, op.bucket);
-    setRateLimitHeaders(reply, decision);
-    if (!decision.allowed) {
+  return (op: Operation): onRequestHookHandler => {
+    const { scope, bucket } = op;
+
+    const decide = (reply: FastifyReply, decision: RateDecision, done: HookHandlerDoneFunction): void => {
+      setRateLimitHeaders(reply, decision);
+      if (decision.allowed) return done();
       onRateLimited(op);
-      throw new AppError('RATE_LIMITED', `Rate limit of the team's ${op.bucket} bucket exceeded; retry in ${decision.retryAfterSeconds} s.`, {
-        retryAfter: decision.retryAfterSeconds,
-      });
-    }
+      done(new AppError('RATE_LIMITED', `Rate limit of the team's ${bucket} bucket exceeded; retry in ${decision.retryAfterSeconds} s.`, { retryAfter: decision.retryAfterSeconds }));
+    };
+
+    const admit = (req: FastifyRequest, reply: FastifyReply, verified: VerifyResult, done: HookHandlerDoneFunction): void => {
+      if (!verified.ok) return done(unauthenticated(verified.reason));
+      const caller = verified.caller;
+      if (!caller.scopes.has(scope!)) {
+        return done(new AppError('PERMISSION_DENIED', `This key lacks the ${scope} scope that ${op.method} ${op.path} needs. /account/me lists the key's scopes.`));
+      }
+      req.caller = caller;
+      if (bucket === null) return done();
+      let decision;
+      try {
+        decision = limits.take(caller.orgId, bucket);
+      } catch (e) {
+        return done(e as Error);
+      }
+      if (isPromise(decision)) decision.then((d) => decide(reply, d, done), done);
+      else decide(reply, decision, done);
+    };
+
+    return function guard(req, reply, done) {
+      req.operation = op;
+      if (scope === null) return done();
+      const header = req.headers['x-api-key'];
+      const verified = accounts.verifyKey(Array.isArray(header) ? header[0] : header);
+      if (isPromise(verified)) verified.then((v) => admit(req, reply, v, done), done);
+      else admit(req, reply, verified, done);
+    };
   };
 }
 

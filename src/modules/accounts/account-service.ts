@@ -1,5 +1,6 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { KeyCrypto } from '../../lib/key-crypto.ts';
+import type { MaybePromise } from '../../lib/maybe-promise.ts';
 import type { CreditLedger } from '../credits/credit-ledger.ts';
 import type { AccountStore, KeyOwner } from './account-store.ts';
 import type { Scope } from './scopes.ts';
@@ -26,6 +27,10 @@ export interface AccountInfo {
 // UUID-shaped, as service.md says keys are; anything else is refused before hashing or a store read.
 const KEY_SHAPE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
+const MISSING: VerifyResult = Object.freeze({ ok: false, reason: 'MISSING' });
+const INVALID: VerifyResult = Object.freeze({ ok: false, reason: 'INVALID' });
+const REVOKED: VerifyResult = Object.freeze({ ok: false, reason: 'REVOKED' });
+
 export interface AccountServiceOptions {
   /** How long a verified (or refused) key is trusted before the store is asked again. */
   cacheMs: number;
@@ -34,11 +39,15 @@ export interface AccountServiceOptions {
 }
 
 /**
- * Verifies keys and describes accounts. Key lookups are cached for cacheMs, so a revocation or scope
+ * Verifies keys and describes accounts. Verdicts are cached for cacheMs, so a revocation or scope
  * change made by another process (the admin CLI) takes effect within that time.
+ *
+ * The cache is keyed by the secret as sent, so a repeat request costs one Map lookup: no SHA-256, no
+ * store read and no new Caller. The secret stays in this process's memory only (it is never logged);
+ * the store still holds hashes alone.
  */
 export class AccountService {
-  private readonly cache = new Map<string, { owner: KeyOwner | undefined; until: number }>();
+  private readonly cache = new Map<string, { result: VerifyResult; until: number }>();
 
   constructor(
     private readonly store: AccountStore,
@@ -48,23 +57,29 @@ export class AccountService {
     private readonly options: AccountServiceOptions,
   ) {}
 
-  async verifyKey(secret: string | undefined): Promise<VerifyResult> {
-    if (secret === undefined || secret === '') return { ok: false, reason: 'MISSING' };
-    if (!KEY_SHAPE.test(secret)) return { ok: false, reason: 'INVALID' };
+  /** Synchronous on a cache hit (every request but one per key per cacheMs); the result is shared, never mutate it. */
+  verifyKey(secret: string | undefined): MaybePromise<VerifyResult> {
+    if (secret === undefined || secret === '') return MISSING;
+    const entry = this.cache.get(secret);
+    if (entry !== undefined && entry.until > this.clock.now()) return entry.result;
+    if (!KEY_SHAPE.test(secret)) return INVALID;
+    return this.lookup(secret);
+  }
+
+  private async lookup(secret: string): Promise<VerifyResult> {
     const hash = this.crypto.hash(secret.toLowerCase());
     const now = this.clock.now();
-    let entry = this.cache.get(hash);
-    if (!entry || entry.until <= now) {
-      const owner = await this.store.findKeyByHash(hash);
-      if (this.cache.size >= (this.options.cacheSize ?? 100_000)) this.cache.clear();
-      entry = { owner, until: now + this.options.cacheMs };
-      this.cache.set(hash, entry);
-    }
-    const owner = entry.owner;
+    const owner = await this.store.findKeyByHash(hash);
     // The store found the row by hash; compare again in constant time so no code path short-circuits on it.
-    if (!owner || !this.crypto.equal(owner.hash, hash)) return { ok: false, reason: 'INVALID' };
-    if (owner.key.revokedAt !== null) return { ok: false, reason: 'REVOKED' };
-    return { ok: true, caller: { keyId: owner.key.id, orgId: owner.org.id, scopes: new Set(owner.key.scopes), owner } };
+    const result: VerifyResult =
+      !owner || !this.crypto.equal(owner.hash, hash)
+        ? INVALID
+        : owner.key.revokedAt !== null
+          ? REVOKED
+          : { ok: true, caller: { keyId: owner.key.id, orgId: owner.org.id, scopes: new Set(owner.key.scopes), owner } };
+    if (this.cache.size >= (this.options.cacheSize ?? 100_000)) this.cache.clear();
+    this.cache.set(secret, { result, until: now + this.options.cacheMs });
+    return result;
   }
 
   /** Forgets cached keys (after an in-process admin change). */

@@ -1,3 +1,4 @@
+import type { MaybePromise } from '../../lib/maybe-promise.ts';
 import { nextPeriodEnd, type CreditBalance, type CreditLedger, type CreditPlan, type DebitResult } from './credit-ledger.ts';
 
 interface TeamState {
@@ -46,23 +47,37 @@ export class BufferedCreditLedger implements CreditLedger {
     s.resetsAt = nextPeriodEnd(s.resetsAt, s.periodSeconds, nowSec);
   }
 
+  /** The team's state if it is loaded (refilled and marked seen), else undefined. */
+  private loaded(orgId: string, nowSec: number): TeamState | undefined {
+    const s = this.teams.get(orgId);
+    if (s) {
+      this.roll(s, nowSec);
+      s.touched = true;
+    }
+    return s;
+  }
+
   private async state(orgId: string, nowSec: number): Promise<TeamState | undefined> {
-    let s = this.teams.get(orgId);
+    let s = this.loaded(orgId, nowSec);
     if (!s) {
       const row = await this.inner.get(orgId, nowSec);
       if (!row) return undefined;
       // Another call may have loaded it while we waited.
       s = this.teams.get(orgId) ?? { ...row, pending: 0, pendingOld: 0, oldTime: 0, inflight: 0, touched: false };
       this.teams.set(orgId, s);
+      this.roll(s, nowSec);
+      s.touched = true;
     }
-    this.roll(s, nowSec);
-    s.touched = true;
     return s;
   }
 
-  async debit(orgId: string, cost: number, nowSec: number): Promise<DebitResult> {
-    const s = await this.state(orgId, nowSec);
-    if (!s) return { ok: false, balance: 0, resetsAt: nowSec };
+  /** Synchronous once the team is loaded: the decision is made in memory and needs no promise. */
+  debit(orgId: string, cost: number, nowSec: number): MaybePromise<DebitResult> {
+    const s = this.loaded(orgId, nowSec);
+    return s ? this.charge(s, cost) : this.state(orgId, nowSec).then((t) => (t ? this.charge(t, cost) : { ok: false, balance: 0, resetsAt: nowSec }));
+  }
+
+  private charge(s: TeamState, cost: number): DebitResult {
     const available = this.effective(s);
     if (available < cost) return { ok: false, balance: available, resetsAt: s.resetsAt };
     s.pending += cost;

@@ -1,3 +1,5 @@
+import type { MaybePromise } from '../../lib/maybe-promise.ts';
+
 /** Balance of a team after an operation. */
 export interface CreditBalance {
   balance: number;
@@ -22,7 +24,8 @@ export interface CreditPlan {
 export interface CreditLedger {
   /** Creates the team's account with a full balance; the first period ends periodSeconds after now. */
   open(orgId: string, plan: CreditPlan, nowSec: number): Promise<void>;
-  debit(orgId: string, cost: number, nowSec: number): Promise<DebitResult>;
+  /** Synchronous when the answer is already in memory (a write-behind buffer's loaded team). */
+  debit(orgId: string, cost: number, nowSec: number): MaybePromise<DebitResult>;
   /**
    * Charges an amount already granted elsewhere (a write-behind buffer's batch): applies any due refill,
    * then subtracts, never below zero.

@@ -1,7 +1,8 @@
 import { AppError } from '../../errors.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { isPromise, type MaybePromise } from '../../lib/maybe-promise.ts';
 import type { Caller } from '../accounts/account-service.ts';
-import type { CreditLedger } from '../credits/credit-ledger.ts';
+import type { CreditLedger, DebitResult } from '../credits/credit-ledger.ts';
 import { MAX_BATCH, planBatch } from './batch.ts';
 import type { IpDataset, LocationRecord, NetworkRecord } from './intel-source.ts';
 import type { Intelligence, IntelligenceSource } from './intelligence.ts';
@@ -27,17 +28,21 @@ export type DatasetRef = () => IpDataset;
 /**
  * Charges a lookup atomically before doing it, and refunds it if the lookup then fails, so a failed
  * request is never charged and a request the balance cannot cover gets 402 with nothing charged.
+ * Synchronous (returns or throws at once) when the ledger answers from memory.
  */
-export async function charge<T>(ledger: CreditLedger, clock: Clock, orgId: string, cost: number, work: () => T): Promise<Billed<T>> {
-  const debit = await ledger.debit(orgId, cost, Math.floor(clock.now() / 1000));
+export function charge<T>(ledger: CreditLedger, clock: Clock, orgId: string, cost: number, work: () => T): MaybePromise<Billed<T>> {
+  const debit = ledger.debit(orgId, cost, Math.floor(clock.now() / 1000));
+  return isPromise(debit) ? debit.then((d) => afterDebit(ledger, d, orgId, cost, work)) : afterDebit(ledger, debit, orgId, cost, work);
+}
+
+function afterDebit<T>(ledger: CreditLedger, debit: DebitResult, orgId: string, cost: number, work: () => T): MaybePromise<Billed<T>> {
   if (!debit.ok) {
     throw new AppError('CREDITS_EXHAUSTED', `Lookup credits exhausted: this request costs ${cost} credit${cost === 1 ? '' : 's'} and the team balance is ${debit.balance}. Credits refill at the end of the billing period; see /account/me.`);
   }
   try {
     return { value: work(), creditsRemaining: debit.balance, charged: cost };
   } catch (e) {
-    await ledger.refund(orgId, cost);
-    throw e;
+    return ledger.refund(orgId, cost).then(() => Promise.reject(e));
   }
 }
 
@@ -54,7 +59,8 @@ export class LookupService {
     return { ip: ip.text, network: ds.network(ip), location: ds.location(ip), intelligence: this.intel.intelligence(ip) };
   }
 
-  async lookupIp(caller: Caller, input: string): Promise<Billed<IpResult>> {
+  /** Synchronous on the in-memory ledger's fast path; throws AppError for a bad address. */
+  lookupIp(caller: Caller, input: string): MaybePromise<Billed<IpResult>> {
     const ip = parseIp(input);
     if (!ip) throw AppError.field('ip_address', 'must be a single IPv4 or IPv6 address (no zone id, no CIDR)');
     return charge(this.ledger, this.clock, caller.orgId, 1, () => this.resolve(ip));

@@ -1,14 +1,22 @@
 import type { Clock } from '../../lib/clock.ts';
+import type { MaybePromise } from '../../lib/maybe-promise.ts';
 import type { AccountStore } from '../accounts/account-store.ts';
 import { DEFAULT_BUCKETS, type BucketName, type BucketRule } from './buckets.ts';
 import type { RateDecision, RateLimiter } from './rate-limiter.ts';
+
+interface TeamRules {
+  rules: Partial<Record<BucketName, BucketRule>>;
+  /** Limiter keys `orgId:bucket`, built once: a fresh string per request would be hashed per request. */
+  keys: Partial<Record<BucketName, string>>;
+  until: number;
+}
 
 /**
  * Applies each team's bucket rules: service.md's defaults unless the operator set an override.
  * Overrides are re-read at most every refreshMs, so `umbra admin limits set` takes effect within it.
  */
 export class LimitPolicy {
-  private readonly rules = new Map<string, { rules: Partial<Record<BucketName, BucketRule>>; until: number }>();
+  private readonly rules = new Map<string, TeamRules>();
 
   constructor(
     private readonly store: AccountStore,
@@ -18,22 +26,37 @@ export class LimitPolicy {
   ) {}
 
   async rule(orgId: string, bucket: BucketName): Promise<BucketRule> {
-    const now = this.clock.now();
-    let entry = this.rules.get(orgId);
-    if (!entry || entry.until <= now) {
-      entry = { rules: await this.store.getLimits(orgId), until: now + this.refreshMs };
-      this.rules.set(orgId, entry);
-    }
-    return entry.rules[bucket] ?? DEFAULT_BUCKETS[bucket];
+    const team = this.fresh(orgId, this.clock.now()) ?? (await this.load(orgId));
+    return team.rules[bucket] ?? DEFAULT_BUCKETS[bucket];
   }
 
-  /** Takes one token from the team's bucket. Keys of one team share it. */
-  async take(orgId: string, bucket: BucketName): Promise<RateDecision> {
-    const rule = await this.rule(orgId, bucket);
-    return this.limiter.take(`${orgId}:${bucket}`, rule, this.clock.now());
+  /**
+   * Takes one token from the team's bucket. Keys of one team share it. Synchronous while the team's
+   * rules are fresh and the limiter answers in process, which is every request but one per refreshMs.
+   */
+  take(orgId: string, bucket: BucketName): MaybePromise<RateDecision> {
+    const team = this.fresh(orgId, this.clock.now());
+    return team ? this.takeFrom(team, orgId, bucket) : this.load(orgId).then((t) => this.takeFrom(t, orgId, bucket));
   }
 
   invalidate(): void {
     this.rules.clear();
+  }
+
+  private takeFrom(team: TeamRules, orgId: string, bucket: BucketName): MaybePromise<RateDecision> {
+    const key = (team.keys[bucket] ??= `${orgId}:${bucket}`);
+    return this.limiter.take(key, team.rules[bucket] ?? DEFAULT_BUCKETS[bucket], this.clock.now());
+  }
+
+  private fresh(orgId: string, now: number): TeamRules | undefined {
+    const team = this.rules.get(orgId);
+    return team && team.until > now ? team : undefined;
+  }
+
+  private async load(orgId: string): Promise<TeamRules> {
+    const rules = await this.store.getLimits(orgId);
+    const team: TeamRules = { rules, keys: {}, until: this.clock.now() + this.refreshMs };
+    this.rules.set(orgId, team);
+    return team;
   }
 }

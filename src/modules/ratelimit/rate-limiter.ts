@@ -1,3 +1,4 @@
+import type { MaybePromise } from '../../lib/maybe-promise.ts';
 import type { BucketRule } from './buckets.ts';
 
 /** What a rate-limited response tells the client (RateLimit-* headers and Retry-After). */
@@ -13,7 +14,10 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
-/** Token buckets. take() is the only way a bucket changes, and it is atomic per key. */
+/**
+ * Token buckets. take() is the only way a bucket changes, and it is atomic per key. In-process
+ * backends answer synchronously; networked ones return a promise.
+ */
 export interface RateLimiter {
-  take(key: string, rule: BucketRule, nowMs: number, cost?: number): Promise<RateDecision>;
+  take(key: string, rule: BucketRule, nowMs: number, cost?: number): MaybePromise<RateDecision>;
 }

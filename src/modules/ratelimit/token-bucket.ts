@@ -24,16 +24,20 @@ export function takeToken(
   }
   const allowed = tokens >= cost;
   if (allowed) tokens -= cost;
-  // Tiny epsilon keeps 0.1/s buckets from reporting a spurious extra second after float drift.
-  const secondsTo = (need: number): number => (need <= 1e-9 ? 0 : Math.ceil(need / rule.rate - 1e-9));
   return {
     state: { tokens, updatedMs: nowMs },
     decision: {
       allowed,
       limit: rule.burst,
       remaining: Math.max(0, Math.floor(tokens + 1e-9)),
-      resetSeconds: secondsTo(rule.burst - tokens),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, secondsTo(cost - tokens)),
+      resetSeconds: secondsTo(rule.burst - tokens, rule.rate),
+      retryAfterSeconds: allowed ? 0 : Math.max(1, secondsTo(cost - tokens, rule.rate)),
     },
   };
+}
+
+// Tiny epsilon keeps 0.1/s buckets from reporting a spurious extra second after float drift.
+// Module level rather than a closure per call: this runs on every rate-limited request.
+function secondsTo(need: number, rate: number): number {
+  return need <= 1e-9 ? 0 : Math.ceil(need / rate - 1e-9);
 }

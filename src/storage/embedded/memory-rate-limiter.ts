@@ -10,9 +10,18 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, BucketState & { fullAtMs: number }>();
   private lastSweepMs = 0;
 
-  async take(key: string, rule: BucketRule, nowMs: number, cost = 1): Promise<RateDecision> {
-    const { state, decision } = takeToken(this.buckets.get(key), rule, nowMs, cost);
-    this.buckets.set(key, { ...state, fullAtMs: nowMs + decision.resetSeconds * 1000 });
+  /** Synchronous: the embedded mode's hot path takes no promise. The bucket is updated in place. */
+  take(key: string, rule: BucketRule, nowMs: number, cost = 1): RateDecision {
+    const bucket = this.buckets.get(key);
+    const { state, decision } = takeToken(bucket, rule, nowMs, cost);
+    const fullAtMs = nowMs + decision.resetSeconds * 1000;
+    if (bucket) {
+      bucket.tokens = state.tokens;
+      bucket.updatedMs = state.updatedMs;
+      bucket.fullAtMs = fullAtMs;
+    } else {
+      this.buckets.set(key, { tokens: state.tokens, updatedMs: state.updatedMs, fullAtMs });
+    }
     if (nowMs - this.lastSweepMs > 60_000) this.sweep(nowMs);
     return decision;
   }
