@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
@@ -95,6 +96,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
 
   // Aborted first on close, so open streams end cleanly and the server can stop.
   const closing = new AbortController();
+  // Every open stream listens to it (and removes its listener when it ends).
+  setMaxListeners(0, closing.signal);
   const http = await createHttpServer({
     services,
     metrics,

@@ -22,6 +22,7 @@ if (bare) {
   const clients = new Set<ServerResponse>();
   const server = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.flushHeaders();
     clients.add(res);
     res.on('close', () => clients.delete(res));
   });
@@ -48,14 +49,15 @@ process.stdout.write(`${JSON.stringify({ port, key })}\n`);
 createInterface({ input: process.stdin }).on('line', async (line) => {
   const [cmd, rate, seconds] = line.split(' ');
   if (cmd !== 'publish') return;
-  // Batches every 5 ms, as a busy ingestion path would publish them.
-  const perBatch = Math.max(1, Math.round(Number(rate) / 200));
-  const end = Date.now() + Number(seconds) * 1000;
+  // A batch about every 5 ms, as a busy ingestion path publishes; paced by the clock to hold the rate.
+  const start = Date.now();
+  const end = start + Number(seconds) * 1000;
   let n = 0;
   while (Date.now() < end) {
     const t = now();
     const batch: FeedMessage[] = [];
-    for (let i = 0; i < perBatch; i++) {
+    const owed = Math.floor(((Date.now() - start) / 1000) * Number(rate)) - n;
+    for (let i = 0; i < owed; i++) {
       const record = { ip: '109.176.45.49', provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: Math.floor(t / 1000), country_code: 'US', asn: 16276, seq: n++, t };
       batch.push({ record, line: JSON.stringify(record) });
     }

@@ -41,16 +41,18 @@ export class StreamService {
         retryAfter: STREAM_RETRY_AFTER_S,
       });
     }
+    const ended = new AbortController();
+    const overflow = new AbortController();
+    const onAbort = () => ended.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
     let released = false;
     const close = async () => {
       if (released) return;
       released = true;
+      signal.removeEventListener('abort', onAbort);
       ended.abort();
       await this.slots.release(caller.orgId);
     };
-    const ended = new AbortController();
-    const overflow = new AbortController();
-    signal.addEventListener('abort', () => ended.abort(), { once: true });
     try {
       const messages = this.bus.subscribe(feed.id, { signal: ended.signal, maxBuffered: this.options.maxBuffered, onOverflow: () => overflow.abort() });
       return { messages, overflow: overflow.signal, close };
