@@ -1,11 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
+import { sampleRecords } from '../helpers/feed-fixtures.ts';
+import { openStream } from '../helpers/stream-client.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/umbra.js');
 
@@ -90,7 +92,31 @@ describe('umbra serve (black box)', () => {
     assert.equal(umbra(dataDir, 'admin', 'key', 'revoke', key.json.id).code, 0);
     await until('revocation', 5000, async () => ((await get('/account/me', key.json.key)).status === 401 ? true : undefined));
 
+    // Feeds: the demo simulator streams every feed; `umbra ingest` reaches the running server's streams.
+    const port = Number(new URL(base).port);
+    const sim = await openStream(port, '/api/v4/feeds/helio/adb/stream', demoKey);
+    assert.equal(sim.status, 200);
+    const [adb] = (await sim.records(1, 15_000)) as Array<{ timestamp: number; hash: string }>;
+    assert.equal(String(adb!.timestamp).length, 13, 'honeypot timestamps are milliseconds');
+    sim.close();
+    const live = await openStream(port, '/api/v4/feeds/ja4t/stream', demoKey);
+    const mine = { ...sampleRecords(Date.now()).ja4t, provider: 'BLACKBOX_TEST' };
+    const file = join(dataDir, 'ja4t.ndjson');
+    writeFileSync(file, `${JSON.stringify(mine)}\n{"ip":"nope"}\n`);
+    const ingest = umbra(dataDir, 'ingest', 'ja4t', file, '--server', base.replace('/api/v4', ''));
+    assert.equal(ingest.code, 1, `some records rejected: exit 1\n${ingest.stderr}`);
+    assert.equal(ingest.json.accepted, 1);
+    assert.deepEqual(ingest.json.errors.map((e: { record: number; field: string }) => [e.record, e.field]), [[2, 'ja4t']]);
+    await until('the ingested record on the live stream', 10_000, async () =>
+      live.lines.some((l) => l.includes('BLACKBOX_TEST')) ? true : undefined,
+    );
+    live.close();
+
     server.kill('SIGTERM');
     assert.equal(await exited, 0, 'SIGTERM shuts down cleanly');
+    // Local mode (no server): the records land in the data dir's durable log.
+    const local = umbra(dataDir, 'ingest', 'ja4t', file, '--local');
+    assert.equal(local.code, 1, local.stderr);
+    assert.equal(local.json.accepted, 1);
   });
 });
