@@ -74,6 +74,32 @@ describe(RecordValidator.name, () => {
     assert.ok(t.ok && t.record.info_hash === 'a'.repeat(40));
   });
 
+  it('should store a flat record as sent only when that text is already its canonical value', () => {
+    const good = sampleRecords(NOW).proxies;
+    const compact = JSON.stringify(good);
+    const kept = validator.checkLine(FEEDS.proxies, compact);
+    assert.ok(kept.ok && kept.line === compact);
+    const cases: Array<[string, string]> = [
+      [compact.replace('"asn":16276', '"asn":16276.0'), 'a fraction'],
+      [compact.replace('"asn":16276', '"asn":1.6276e4'), 'an exponent'],
+      [compact.replace('"ip":"109.176.45.49"', '"ip":"::ffff:109.176.45.49"'), 'a canonicalised address'],
+      [compact.replace('{"ip"', '{"asn":1,"ip"'), 'a repeated member'],
+      [` ${compact}`, 'white space at the start'],
+    ];
+    for (const [text, what] of cases) {
+      const c = validator.checkLine(FEEDS.proxies, text);
+      assert.ok(c.ok, what);
+      assert.equal(c.line, JSON.stringify(c.record), what);
+      assert.notEqual(c.line, text, what);
+    }
+    const fraction = validator.checkLine(FEEDS.proxies, cases[0]![0]);
+    assert.ok(fraction.ok && fraction.line.includes('"asn":16276,'), 'integers are stored as integers');
+    // Nested records are always re-serialised.
+    const http = JSON.stringify(sampleRecords(NOW).honeypot_http);
+    const h = validator.checkLine(FEEDS.honeypot_http, http.replace('{', '{ '));
+    assert.ok(h.ok && h.line === JSON.stringify(h.record));
+  });
+
   it('should find feeds by id or URL segment', () => {
     assert.equal(findFeed('helio/http')?.id, 'honeypot_http');
     assert.equal(findFeed('HONEYPOT_DNS')?.id, 'honeypot_dns');

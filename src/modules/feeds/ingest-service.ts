@@ -27,8 +27,8 @@ export interface IngestSummary {
 export type FeedObserver = (feed: FeedDef, messages: readonly FeedMessage[]) => void;
 
 export const MAX_ERRORS = 100;
-const BATCH = 2000;
-const MAX_IN_FLIGHT = 4;
+const BATCH = 5000;
+const MAX_IN_FLIGHT = 8;
 
 export interface IngestLogger {
   warn(obj: object, msg: string): void;
