@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
+import { FEED_STREAM_OPERATIONS } from '../../../src/operations.ts';
 
 const PROBLEM = 'application/problem+json';
 const get = (app: TestApp, url: string, key?: string) => app.http.inject({ url, headers: key ? { 'x-api-key': key } : {} });
@@ -240,6 +241,12 @@ describe('errors, health and documents', () => {
       assert.ok(spec.paths[path], path);
     }
     assert.equal(spec.paths['/api/v4/lookup/ips'].post.requestBody.content['application/json'].schema.properties.ips.maxItems, 1000);
+    for (const op of Object.values(FEED_STREAM_OPERATIONS)) {
+      const get = spec.paths[`/api/v4${op.path}`]?.get;
+      assert.ok(get, op.path);
+      assert.ok(get.responses['200'].content['application/x-ndjson'].schema.properties.timestamp, `${op.path} documents its record`);
+    }
+    assert.equal(spec.paths['/internal/v1/ingest/*'], undefined, 'the operator endpoint is not in the customer API reference');
     const page = await app.http.inject({ url: '/api/v4/docs/' });
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /swagger/i);
