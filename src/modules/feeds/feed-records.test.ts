@@ -30,6 +30,15 @@ describe(RecordValidator.name, () => {
     }
   });
 
+  it('should refuse, in every feed, a record missing its timestamp, with an unknown member, or of the wrong type', () => {
+    for (const feed of FEED_LIST) {
+      refused(check(feed.id, (r) => delete r.timestamp), 'missing_field', 'timestamp');
+      refused(check(feed.id, { extra_member: 1 }), 'unknown_field', 'extra_member');
+      refused(check(feed.id, { timestamp: '1795348800' }), 'wrong_type', 'timestamp');
+      refused(validator.check(feed, [sampleRecords(NOW)[feed.id]]), 'not_an_object', 'record');
+    }
+  });
+
   it('should name the missing, unknown and mistyped field', () => {
     refused(check('proxies', (r) => delete r.asn), 'missing_field', 'asn');
     refused(check('proxies', { colour: 'red' }), 'unknown_field', 'colour');
