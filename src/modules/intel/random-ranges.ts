@@ -1,16 +1,9 @@
 /** Random but reproducible range tables for the index tests: shaped like the real data (tiny, /24-aligned and large ranges, gaps, overlaps, repeated values). */
 
+import { mulberry32 } from '../../lib/prng.ts';
+
 /** A deterministic PRNG, so a failure reproduces. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+export const rng = mulberry32;
 
 /** Ascending v4 ranges with gaps, overlaps (clipped by the builder), /24-aligned and tiny ones, few values so neighbours repeat. */
 export function randomRanges4(random: () => number, count: number, values: number): Array<[number, number, number]> {

@@ -1,16 +1,8 @@
 import type { Rng } from './types.ts';
 
-/** mulberry32: a tiny, fast 32-bit PRNG, good enough for simulation and fully reproducible. */
-export function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../../lib/prng.ts';
+
+export { mulberry32 };
 
 /** FNV-1a of a string: seeds the stable pools, so a provider's sticky IPs survive restarts. */
 export function seedFrom(text: string): number {
