@@ -85,6 +85,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const replayed = await replayLog(stores.feedLog, FEED_LIST.filter((f) => f.domainEvents), clock.now() - 31 * 86_400_000, domainObserver);
   if (replayed > 0) logger.info({ records: replayed }, 'domain aggregates rebuilt from the feed log');
   services.ingest.observe(domainObserver);
+  services.ingest.onSummary((s) => {
+    if (s.accepted > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'accepted' }, s.accepted);
+    if (s.rejected > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'rejected' }, s.rejected);
+  });
 
   let simulator: Simulator | undefined;
   if (deps.simulate && config.simulatorRate > 0) {

@@ -1,4 +1,4 @@
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** One label set's counts, updated with plain arithmetic on the request path. */
 interface Series {
@@ -111,6 +111,19 @@ export class Metrics {
         c.uncounted = 0;
       }
     },
+  });
+  readonly feedRecords = new Counter({
+    name: 'umbra_feed_records_total',
+    help: 'Feed records ingested, by feed and outcome (accepted: durable and published; rejected: failed validation)',
+    labelNames: ['feed', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly streamsOpen = new Gauge({ name: 'umbra_streams_open', help: 'Live feed streams open on this node, by feed', labelNames: ['feed'] as const, registers: [this.registry] });
+  readonly streamsEnded = new Counter({
+    name: 'umbra_streams_ended_total',
+    help: 'Live feed streams ended, by feed and reason (lifetime, client_closed, slow_consumer, backend, server_closing)',
+    labelNames: ['feed', 'reason'] as const,
+    registers: [this.registry],
   });
   readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
 

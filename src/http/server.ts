@@ -122,7 +122,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     lookupIp(services, metrics),
     lookupIps(services, metrics),
     lookupDomain(services, metrics),
-    ...FEED_LIST.map((feed) => feedStream(services, feed, deps.stream, deps.closing)),
+    ...FEED_LIST.map((feed) => feedStream(services, metrics, feed, deps.stream, deps.closing)),
   ];
   for (const spec of routes) {
     const op = spec.operation;

@@ -4,10 +4,11 @@ import type { Services } from '../../services.ts';
 import { callerOf } from '../hooks/operation-guard.ts';
 import { streamNdjson, type NdjsonOptions } from '../ndjson.ts';
 import type { RouteSpec } from '../route-spec.ts';
+import type { Metrics } from '../metrics.ts';
 import { errorResponses } from '../schemas.ts';
 
 /** GET /feeds/{S}/stream: one route per feed of the catalog, all through the same stream service. */
-export const feedStream = (s: Services, feed: FeedDef, options: NdjsonOptions, closing: AbortSignal): RouteSpec => ({
+export const feedStream = (s: Services, metrics: Metrics, feed: FeedDef, options: NdjsonOptions, closing: AbortSignal): RouteSpec => ({
   operation: FEED_STREAM_OPERATIONS[feed.id],
   schema: {
     response: {
@@ -20,7 +21,14 @@ export const feedStream = (s: Services, feed: FeedDef, options: NdjsonOptions, c
   },
   handler: async (req, reply) => {
     const stream = await s.streams.open(callerOf(req), feed, closing);
-    const end = await streamNdjson(reply, stream, options, closing);
+    metrics.streamsOpen.inc({ feed: feed.id });
+    let end;
+    try {
+      end = await streamNdjson(reply, stream, options, closing);
+    } finally {
+      metrics.streamsOpen.dec({ feed: feed.id });
+    }
+    metrics.streamsEnded.inc({ feed: feed.id, reason: end });
     req.log.info({ operation: FEED_STREAM_OPERATIONS[feed.id].id, end }, 'stream closed');
     return reply;
   },

@@ -41,6 +41,7 @@ export interface IngestLogger {
  */
 export class IngestService {
   private readonly observers: FeedObserver[] = [];
+  private readonly summaryListeners: Array<(s: IngestSummary) => void> = [];
 
   constructor(
     private readonly log: FeedLog,
@@ -51,6 +52,11 @@ export class IngestService {
 
   observe(observer: FeedObserver): void {
     this.observers.push(observer);
+  }
+
+  /** Called after every ingest() with its summary (metrics). */
+  onSummary(listener: (s: IngestSummary) => void): void {
+    this.summaryListeners.push(listener);
   }
 
   async ingest(
@@ -99,6 +105,7 @@ export class IngestService {
     }
     await commit();
     await chain;
+    for (const l of this.summaryListeners) l(summary);
     return summary;
   }
 

@@ -54,6 +54,9 @@ describe('POST /internal/v1/ingest/{feed}', () => {
     );
     const stored = (await logged(app, 'proxies')) as Array<{ ip: string }>;
     assert.deepEqual(stored.map((r) => r.ip), ['109.176.45.49', '9.9.9.9'], 'stored canonically, in order');
+    const metrics = (await app.http.inject({ url: '/metrics' })).body;
+    assert.match(metrics, /umbra_feed_records_total\{feed="proxies",outcome="accepted"\} 2/);
+    assert.match(metrics, /umbra_feed_records_total\{feed="proxies",outcome="rejected"\} 3/);
   });
 
   it('should accept the feed by id or URL segment, and CSV for flat feeds only', async (t) => {

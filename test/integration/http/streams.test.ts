@@ -70,6 +70,9 @@ describe('GET /api/v4/feeds/{S}/stream', () => {
     assert.ok(took >= 380 && took < 2000, `closed after ${took} ms`);
     assert.ok(s.lines.filter((l) => l === '').length >= 3, `keepalives: ${JSON.stringify(s.lines)}`);
     await until(async () => (await app.stores.slots.count(orgId)) === 0);
+    const metrics = (await app.http.inject({ url: '/metrics' })).body;
+    assert.match(metrics, /umbra_streams_ended_total\{feed="anonymizers",reason="lifetime"\} 1/);
+    assert.match(metrics, /umbra_streams_open\{feed="anonymizers"\} 0/);
   });
 
   it('should refuse a stream over the team allowance with 429 and Retry-After, and free slots when streams end', async (t) => {
