@@ -46,6 +46,8 @@ export interface SnapshotCatalog {
   latestHourly(feed: FeedId): Promise<Snapshot | undefined>;
   /** The hourly snapshots of a date, by hour. */
   hourlyOf(feed: FeedId, date: string): Promise<Snapshot[]>;
+  /** Removes the row (if any) whose file is at `key`, before that object is overwritten; returns how many went. */
+  forgetKey(key: string): Promise<number>;
   /** Removes the hourly rows of a date; returns how many went. */
   deleteHourly(feed: FeedId, date: string): Promise<number>;
   setRollupState(feed: FeedId, date: string, state: RollupState, atSec: number): Promise<void>;

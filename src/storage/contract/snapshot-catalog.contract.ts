@@ -86,6 +86,9 @@ export function snapshotCatalogContract(backend: string, make: () => Promise<{ c
         await c.upsert(hourly('ja4t', '2026-11-22', 7));
         assert.equal(await c.get('ja4t', '2026-11-21', 7), undefined);
         assert.ok(await c.get('ja4t', '2026-11-22', 7));
+        assert.equal(await c.forgetKey(hourly('ja4t', '2026-11-22', 7).key), 1);
+        assert.equal(await c.get('ja4t', '2026-11-22', 7), undefined);
+        assert.equal(await c.forgetKey('ja4t/latest/nothing.parquet'), 0);
       });
     });
 

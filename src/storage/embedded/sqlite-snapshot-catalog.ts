@@ -37,6 +37,7 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
       ),
       latest: db.prepare<[string], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = 'hourly' ${ORDER} LIMIT 1`),
       hourlyOf: db.prepare<[string, string], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = 'hourly' AND date = ? ORDER BY hour`),
+      forgetKey: db.prepare('DELETE FROM export_snapshots WHERE key = ?'),
       deleteHourly: db.prepare("DELETE FROM export_snapshots WHERE feed = ? AND kind = 'hourly' AND date = ?"),
       setRollup: db.prepare(
         'INSERT INTO export_rollups (feed, date, state, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (feed, date) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at',
@@ -80,6 +81,10 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
 
   async hourlyOf(feed: FeedId, date: string): Promise<Snapshot[]> {
     return this.q.hourlyOf.all(feed, date).map(toSnapshot);
+  }
+
+  async forgetKey(key: string): Promise<number> {
+    return this.q.forgetKey.run(key).changes;
   }
 
   async deleteHourly(feed: FeedId, date: string): Promise<number> {
