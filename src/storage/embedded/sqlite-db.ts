@@ -51,6 +51,29 @@ const MIGRATIONS: string[] = [
      burst INTEGER NOT NULL,
      PRIMARY KEY (org_id, bucket)
    );`,
+  // Exports: hour is -1 for daily rows so (feed, kind, date, hour) can be a primary key.
+  `CREATE TABLE export_snapshots (
+     feed TEXT NOT NULL,
+     kind TEXT NOT NULL CHECK (kind IN ('hourly', 'daily')),
+     date TEXT NOT NULL,
+     hour INTEGER NOT NULL,
+     period_start_ms INTEGER NOT NULL,
+     key TEXT NOT NULL UNIQUE,
+     size INTEGER NOT NULL,
+     rows INTEGER NOT NULL,
+     checksum TEXT NOT NULL,
+     schema TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     PRIMARY KEY (feed, kind, date, hour)
+   );
+   CREATE INDEX export_snapshots_order ON export_snapshots(feed, period_start_ms DESC, kind DESC);
+   CREATE TABLE export_rollups (
+     feed TEXT NOT NULL,
+     date TEXT NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('assembling', 'done')),
+     updated_at INTEGER NOT NULL,
+     PRIMARY KEY (feed, date)
+   );`,
 ];
 
 /**

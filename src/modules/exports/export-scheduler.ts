@@ -1,0 +1,154 @@
+import type { Clock } from '../../lib/clock.ts';
+import type { FeedId } from '../feeds/feed-catalog.ts';
+import { HOUR_MS, hourOf } from '../feeds/feed-log.ts';
+import { runRollup } from './daily-rollup-job.ts';
+import type { ExportJobDeps } from './export-job.ts';
+import { runHourly } from './hourly-snapshot-job.ts';
+import { DAY_MS, dayStartMs, utcDate } from './snapshot-keys.ts';
+
+export type DueJob = { kind: 'hourly'; feed: FeedId; hourStartMs: number } | { kind: 'rollup'; feed: FeedId; date: string };
+
+export interface ScheduleOptions {
+  /** Wait after an hour boundary so records of the closing hour still in flight land first. */
+  hourlyDelayMs: number;
+  /** Offset of the daily rollup after 00:00 UTC (spec: 00:30). */
+  rollupAtMs: number;
+  /** How many past days a restart looks back for missed rollups. */
+  lookbackDays: number;
+}
+
+export const DEFAULT_SCHEDULE: ScheduleOptions = { hourlyDelayMs: 60_000, rollupAtMs: 30 * 60_000, lookbackDays: 7 };
+
+/** What the scheduler knows of one feed. */
+export interface FeedView {
+  feed: FeedId;
+  /** Start (ms) of the newest hourly snapshot, if any. */
+  latestHourMs?: number;
+  /** Dates within the lookback whose rollup is done. */
+  rollupsDone: ReadonlySet<string>;
+  /** Dates within the lookback that hold records (rollups are only due for these). */
+  datesWithData: ReadonlySet<string>;
+}
+
+/**
+ * Pure: the jobs due at `nowMs`, in time order (a rollup sorts at the end of its day, before the next
+ * day's hour 00, whose key it frees). Hourly: every complete hour of the day of the last complete hour
+ * not yet snapshotted; normally just the previous hour. Rollups: every date of the lookback that has
+ * records and no finished rollup, yesterday only from 00:30 (older ones are a restart's backlog). Hours of
+ * a date being rolled up are skipped: the daily file serves them.
+ */
+export function dueJobs(nowMs: number, views: readonly FeedView[], o: ScheduleOptions = DEFAULT_SCHEDULE): DueJob[] {
+  const jobs: { at: number; job: DueJob }[] = [];
+  const today = utcDate(nowMs);
+  const todayStart = dayStartMs(today);
+  for (const v of views) {
+    for (let d = o.lookbackDays; d >= 1; d--) {
+      const date = utcDate(todayStart - d * DAY_MS);
+      if (v.rollupsDone.has(date)) continue;
+      // A date without records gets no daily file; yesterday waits for 00:30.
+      if (!v.datesWithData.has(date) || (d === 1 && nowMs < todayStart + o.rollupAtMs)) continue;
+      jobs.push({ at: dayStartMs(date) + DAY_MS, job: { kind: 'rollup', feed: v.feed, date } });
+    }
+    const rolling = new Set(jobs.flatMap(({ job }) => (job.kind === 'rollup' && job.feed === v.feed ? [job.date] : [])));
+    const lastComplete = hourOf(nowMs - o.hourlyDelayMs) - HOUR_MS;
+    const from = Math.max(dayStartMs(utcDate(lastComplete)), v.latestHourMs === undefined ? -Infinity : v.latestHourMs + HOUR_MS);
+    for (let h = from; h <= lastComplete; h += HOUR_MS) {
+      const date = utcDate(h);
+      if (!v.rollupsDone.has(date) && !rolling.has(date)) jobs.push({ at: h, job: { kind: 'hourly', feed: v.feed, hourStartMs: h } });
+    }
+  }
+  // Stable sort; at equal times a rollup (end of day D) goes before hour 00 of D+1.
+  return jobs.sort((a, b) => a.at - b.at || (a.job.kind === 'rollup' ? -1 : 0) - (b.job.kind === 'rollup' ? -1 : 0)).map((j) => j.job);
+}
+
+/** Pure: when the next job can become due after `nowMs`. */
+export function nextWakeMs(nowMs: number, o: ScheduleOptions = DEFAULT_SCHEDULE): number {
+  const nextHourly = hourOf(nowMs - o.hourlyDelayMs) + HOUR_MS + o.hourlyDelayMs;
+  const todayRollup = dayStartMs(utcDate(nowMs)) + o.rollupAtMs;
+  const nextRollup = nowMs < todayRollup ? todayRollup : todayRollup + DAY_MS;
+  return Math.min(nextHourly, nextRollup);
+}
+
+export interface SchedulerHooks {
+  onError?: (job: DueJob, e: Error) => void;
+  onDone?: (job: DueJob) => void;
+  /** Timer, injectable for tests. */
+  setTimer?: (fn: () => void, ms: number) => { unref?(): void };
+  clearTimer?: (t: unknown) => void;
+}
+
+/**
+ * Runs due jobs one at a time (a rollup and the next day's hour 00 share a key, so they must not
+ * overlap), then sleeps until the next boundary. A failed job is retried at the next wake.
+ */
+export class ExportScheduler {
+  private timer: unknown;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(
+    private readonly deps: ExportJobDeps,
+    private readonly feeds: readonly FeedId[],
+    private readonly clock: Clock = deps.clock,
+    private readonly opts: ScheduleOptions = DEFAULT_SCHEDULE,
+    private readonly hooks: SchedulerHooks = {},
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.arm(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    (this.hooks.clearTimer ?? ((t) => clearTimeout(t as NodeJS.Timeout)))(this.timer);
+    await this.running;
+  }
+
+  /** One pass: runs what is due now; returns the jobs attempted. */
+  async tick(): Promise<DueJob[]> {
+    const jobs = dueJobs(this.clock.now(), await this.view(), this.opts);
+    for (const job of jobs) {
+      if (this.stopped && this.timer !== undefined) break;
+      try {
+        if (job.kind === 'hourly') await runHourly(this.deps, job.feed, job.hourStartMs);
+        else await runRollup(this.deps, job.feed, job.date);
+        this.hooks.onDone?.(job);
+      } catch (e) {
+        this.hooks.onError?.(job, e as Error);
+      }
+    }
+    return jobs;
+  }
+
+  private arm(ms: number): void {
+    if (this.stopped) return;
+    const set = this.hooks.setTimer ?? ((fn, d) => setTimeout(fn, d));
+    const t = set(() => {
+      this.running = this.tick().then(
+        () => this.arm(Math.max(0, nextWakeMs(this.clock.now(), this.opts) - this.clock.now())),
+        () => this.arm(60_000),
+      );
+    }, ms);
+    t.unref?.();
+    this.timer = t;
+  }
+
+  private async view(): Promise<FeedView[]> {
+    const { catalog, feedLog } = this.deps;
+    const todayStart = dayStartMs(utcDate(this.clock.now()));
+    const since = todayStart - this.opts.lookbackDays * DAY_MS;
+    return Promise.all(
+      this.feeds.map(async (feed) => {
+        const latest = await catalog.latestHourly(feed);
+        const rollupsDone = new Set<string>();
+        for (let d = 1; d <= this.opts.lookbackDays; d++) {
+          const date = utcDate(todayStart - d * DAY_MS);
+          if ((await catalog.rollupState(feed, date))?.state === 'done') rollupsDone.add(date);
+        }
+        const datesWithData = new Set((await feedLog.hours(feed)).filter((h) => h >= since && h < todayStart).map(utcDate));
+        return { feed, rollupsDone, datesWithData, ...(latest ? { latestHourMs: Date.parse(`${latest.date}T00:00:00Z`) + latest.hour! * HOUR_MS } : {}) };
+      }),
+    );
+  }
+}

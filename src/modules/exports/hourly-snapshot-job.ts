@@ -1,0 +1,19 @@
+import type { FeedId } from '../feeds/feed-catalog.ts';
+import { HOUR_MS } from '../feeds/feed-log.ts';
+import { publishSnapshot, type ExportJobDeps } from './export-job.ts';
+import type { Snapshot } from './snapshot-catalog.ts';
+import { hourlyKey, utcDate, utcHour } from './snapshot-keys.ts';
+
+/**
+ * Snapshots one complete UTC hour of a feed to `{feed}/latest/{HH}_{feed}.parquet`; the `latest`
+ * alias follows (catalog.latestHourly). Rerunning an hour rewrites identical bytes (DuckDB output is
+ * deterministic), so retries and restarts are safe.
+ */
+export async function runHourly(deps: ExportJobDeps, feed: FeedId, hourStartMs: number): Promise<Snapshot> {
+  if (hourStartMs % HOUR_MS !== 0) throw new Error(`not an hour start: ${new Date(hourStartMs).toISOString()}`);
+  return publishSnapshot(
+    deps,
+    { feed, kind: 'hourly', date: utcDate(hourStartMs), hour: utcHour(hourStartMs), key: hourlyKey(feed, hourStartMs) },
+    deps.feedLog.readHour(feed, hourStartMs),
+  );
+}

@@ -1,0 +1,58 @@
+import type { FeedId } from '../feeds/feed-catalog.ts';
+import type { ParquetSchema } from './parquet-writer.ts';
+
+export type SnapshotKind = 'hourly' | 'daily';
+
+export interface Snapshot {
+  feed: FeedId;
+  kind: SnapshotKind;
+  /** UTC date `YYYY-MM-DD`. */
+  date: string;
+  /** UTC hour 0..23 for hourly snapshots, null for daily ones. */
+  hour: number | null;
+  /** Object-store key of the file. */
+  key: string;
+  size: number;
+  rows: number;
+  /** Lower-case hex SHA-256 of the stored bytes. */
+  checksum: string;
+  schema: ParquetSchema;
+  /** Unix seconds. */
+  createdAt: number;
+}
+
+/** Position in a newest-first listing; opaque to clients once the HTTP layer encodes and signs it. */
+export interface SnapshotCursor {
+  /** Start of the snapshot's period, Unix ms (a daily snapshot sorts at 00:00 of its date). */
+  periodStartMs: number;
+  kind: SnapshotKind;
+}
+
+export type RollupState = 'assembling' | 'done';
+
+/**
+ * The index of export snapshots, read by the HTTP list/meta/download operations and written by the
+ * jobs. A key belongs to at most one snapshot: hourly keys repeat every day (`{feed}/latest/{HH}_…`),
+ * so recording a new hour drops the row of the same hour of an earlier day, whose file it replaced.
+ */
+export interface SnapshotCatalog {
+  /** Inserts or replaces the snapshot of (feed, kind, date, hour). */
+  upsert(s: Snapshot): Promise<void>;
+  /** The daily snapshot when `hour` is omitted or null, else that hour's. */
+  get(feed: FeedId, date: string, hour?: number | null): Promise<Snapshot | undefined>;
+  /** Newest first, daily and hourly interleaved by period start; `next` only when more rows exist. */
+  list(feed: FeedId, opts: { limit: number; before?: SnapshotCursor }): Promise<{ items: Snapshot[]; next?: SnapshotCursor }>;
+  /** The `latest` alias: the most recent hourly snapshot. */
+  latestHourly(feed: FeedId): Promise<Snapshot | undefined>;
+  /** The hourly snapshots of a date, by hour. */
+  hourlyOf(feed: FeedId, date: string): Promise<Snapshot[]>;
+  /** Removes the row (if any) whose file is at `key`, before that object is overwritten; returns how many went. */
+  forgetKey(key: string): Promise<number>;
+  /** Removes the hourly rows of a date; returns how many went. */
+  deleteHourly(feed: FeedId, date: string): Promise<number>;
+  setRollupState(feed: FeedId, date: string, state: RollupState, atSec: number): Promise<void>;
+  /** undefined when no rollup of that date ever started. */
+  rollupState(feed: FeedId, date: string): Promise<{ state: RollupState; updatedAt: number } | undefined>;
+}
+
+export const periodStartMs = (s: Pick<Snapshot, 'date' | 'hour'>): number => Date.parse(`${s.date}T00:00:00Z`) + (s.hour ?? 0) * 3_600_000;

@@ -1,0 +1,24 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { filesUnder, objectStoreContract } from '../contract/object-store.contract.ts';
+import { snapshotCatalogContract } from '../contract/snapshot-catalog.contract.ts';
+import { FsObjectStore } from './fs-object-store.ts';
+import { openSqlite } from './sqlite-db.ts';
+import { SqliteSnapshotCatalog } from './sqlite-snapshot-catalog.ts';
+
+objectStoreContract('fs', async ({ clock, secrets, shareWith }) => {
+  const dir = shareWith?.location ?? mkdtempSync(join(tmpdir(), 'umbra-objects-'));
+  return {
+    store: new FsObjectStore({ dataDir: dir, secrets, clock }),
+    location: dir,
+    leftovers: () => filesUnder(join(dir, 'exports', '.tmp')),
+    // The first store of a shared directory owns it.
+    close: async () => void (shareWith ? undefined : rmSync(dir, { recursive: true, force: true })),
+  };
+});
+
+snapshotCatalogContract('sqlite', async () => {
+  const db = openSqlite(':memory:');
+  return { catalog: new SqliteSnapshotCatalog(db), close: async () => void db.close() };
+});

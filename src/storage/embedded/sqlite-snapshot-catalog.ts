@@ -1,0 +1,102 @@
+import type { FeedId } from '../../modules/feeds/feed-catalog.ts';
+import type { RollupState, Snapshot, SnapshotCatalog, SnapshotCursor, SnapshotKind } from '../../modules/exports/snapshot-catalog.ts';
+import { periodStartMs } from '../../modules/exports/snapshot-catalog.ts';
+import type { SqliteDb } from './sqlite-db.ts';
+
+interface Row {
+  feed: string; kind: string; date: string; hour: number; period_start_ms: number; key: string;
+  size: number; rows: number; checksum: string; schema: string; created_at: number;
+}
+
+const COLS = 'feed, kind, date, hour, period_start_ms, key, size, rows, checksum, schema, created_at';
+// Newest first; at the same period start an hourly row (kind 'hourly' > 'daily') comes first.
+const ORDER = 'ORDER BY period_start_ms DESC, kind DESC';
+
+const toSnapshot = (r: Row): Snapshot => ({
+  feed: r.feed as FeedId, kind: r.kind as SnapshotKind, date: r.date, hour: r.hour < 0 ? null : r.hour, key: r.key,
+  size: r.size, rows: r.rows, checksum: r.checksum, schema: JSON.parse(r.schema) as Snapshot['schema'], createdAt: r.created_at,
+});
+
+export class SqliteSnapshotCatalog implements SnapshotCatalog {
+  private readonly q;
+  private readonly upsertTx;
+
+  constructor(db: SqliteDb) {
+    this.q = {
+      dropKey: db.prepare('DELETE FROM export_snapshots WHERE key = @key AND NOT (feed = @feed AND kind = @kind AND date = @date AND hour = @hour)'),
+      upsert: db.prepare(
+        `INSERT INTO export_snapshots (${COLS}) VALUES (@feed, @kind, @date, @hour, @period_start_ms, @key, @size, @rows, @checksum, @schema, @created_at)
+         ON CONFLICT (feed, kind, date, hour) DO UPDATE SET period_start_ms = excluded.period_start_ms, key = excluded.key, size = excluded.size,
+           rows = excluded.rows, checksum = excluded.checksum, schema = excluded.schema, created_at = excluded.created_at`,
+      ),
+      get: db.prepare<[string, string, string, number], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = ? AND date = ? AND hour = ?`),
+      first: db.prepare<[string, number], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? ${ORDER} LIMIT ?`),
+      after: db.prepare<Record<string, string | number>, Row>(
+        `SELECT ${COLS} FROM export_snapshots WHERE feed = @feed
+           AND (period_start_ms < @p OR (period_start_ms = @p AND kind < @kind)) ${ORDER} LIMIT @limit`,
+      ),
+      latest: db.prepare<[string], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = 'hourly' ${ORDER} LIMIT 1`),
+      hourlyOf: db.prepare<[string, string], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = 'hourly' AND date = ? ORDER BY hour`),
+      forgetKey: db.prepare('DELETE FROM export_snapshots WHERE key = ?'),
+      deleteHourly: db.prepare("DELETE FROM export_snapshots WHERE feed = ? AND kind = 'hourly' AND date = ?"),
+      setRollup: db.prepare(
+        'INSERT INTO export_rollups (feed, date, state, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (feed, date) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at',
+      ),
+      rollup: db.prepare<[string, string], { state: string; updated_at: number }>('SELECT state, updated_at FROM export_rollups WHERE feed = ? AND date = ?'),
+    };
+    this.upsertTx = db.transaction((p: Record<string, string | number>) => {
+      this.q.dropKey.run(p);
+      this.q.upsert.run(p);
+    });
+  }
+
+  async upsert(s: Snapshot): Promise<void> {
+    if ((s.kind === 'hourly') !== (s.hour !== null)) throw new Error('an hourly snapshot has an hour, a daily one none');
+    this.upsertTx({
+      feed: s.feed, kind: s.kind, date: s.date, hour: s.hour ?? -1, period_start_ms: periodStartMs(s), key: s.key,
+      size: s.size, rows: s.rows, checksum: s.checksum, schema: JSON.stringify(s.schema), created_at: s.createdAt,
+    });
+  }
+
+  async get(feed: FeedId, date: string, hour?: number | null): Promise<Snapshot | undefined> {
+    const r = hour === undefined || hour === null ? this.q.get.get(feed, 'daily', date, -1) : this.q.get.get(feed, 'hourly', date, hour);
+    return r && toSnapshot(r);
+  }
+
+  async list(feed: FeedId, opts: { limit: number; before?: SnapshotCursor }): Promise<{ items: Snapshot[]; next?: SnapshotCursor }> {
+    const limit = Math.max(1, Math.floor(opts.limit));
+    // One extra row tells whether another page exists.
+    const rows = opts.before
+      ? this.q.after.all({ feed, p: opts.before.periodStartMs, kind: opts.before.kind, limit: limit + 1 })
+      : this.q.first.all(feed, limit + 1);
+    const items = rows.slice(0, limit).map(toSnapshot);
+    const last = items[items.length - 1];
+    return rows.length > limit && last ? { items, next: { periodStartMs: periodStartMs(last), kind: last.kind } } : { items };
+  }
+
+  async latestHourly(feed: FeedId): Promise<Snapshot | undefined> {
+    const r = this.q.latest.get(feed);
+    return r && toSnapshot(r);
+  }
+
+  async hourlyOf(feed: FeedId, date: string): Promise<Snapshot[]> {
+    return this.q.hourlyOf.all(feed, date).map(toSnapshot);
+  }
+
+  async forgetKey(key: string): Promise<number> {
+    return this.q.forgetKey.run(key).changes;
+  }
+
+  async deleteHourly(feed: FeedId, date: string): Promise<number> {
+    return this.q.deleteHourly.run(feed, date).changes;
+  }
+
+  async setRollupState(feed: FeedId, date: string, state: RollupState, atSec: number): Promise<void> {
+    this.q.setRollup.run(feed, date, state, atSec);
+  }
+
+  async rollupState(feed: FeedId, date: string): Promise<{ state: RollupState; updatedAt: number } | undefined> {
+    const r = this.q.rollup.get(feed, date);
+    return r && { state: r.state as RollupState, updatedAt: r.updated_at };
+  }
+}
