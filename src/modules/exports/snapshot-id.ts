@@ -1,0 +1,30 @@
+import { AppError } from '../../errors.ts';
+
+/** A snapshot as a request names it: `latest`, `YYYY-MM-DD`, and an optional hour (padded or not). */
+export interface SnapshotRef {
+  /** `YYYY-MM-DD`, or 'latest'. */
+  date: string;
+  hour?: number;
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** Validates the date and hour path segments into a SnapshotRef, or throws a 400 validation problem. */
+export function parseSnapshotRef(date: string, hour?: string): SnapshotRef {
+  const errors: Record<string, string[]> = {};
+  if (date !== 'latest') {
+    const m = DATE.exec(date);
+    const valid = m !== null && new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) === date;
+    if (!valid) errors.date = ["must be a UTC date 'YYYY-MM-DD' or the literal 'latest'"];
+  }
+  let h: number | undefined;
+  if (hour !== undefined) {
+    if (!/^\d{1,2}$/.test(hour) || Number(hour) > 23) errors.hour = ['must be an hour from 0 to 23 (padded or not)'];
+    else h = Number(hour);
+  }
+  if (Object.keys(errors).length > 0) throw AppError.validation(errors);
+  return h === undefined ? { date } : { date, hour: h };
+}
+
+/** The snapshot id as lists show it: `YYYY-MM-DD` or `YYYY-MM-DD/H`. */
+export const snapshotId = (date: string, hour: number | null): string => (hour === null ? date : `${date}/${hour}`);
