@@ -1,6 +1,6 @@
 import { WINDOW_DAYS, windowDates, type DomainData, type DomainIntelSource } from './domain-source.ts';
 import { bumpSeries, countOf, newSeries, trimSeries, unitOf, type DaySeries } from './day-series.ts';
-import { IpSketch, hashIp } from './ip-sketch.ts';
+import { IpDays, hashIp } from './ip-sketch.ts';
 import { maskIp } from './mask-ip.ts';
 import { MINUTE_SPAN, MinuteCounts } from './minute-counts.ts';
 import { RecentRing, type RecentEvent } from './recent-ring.ts';
@@ -49,6 +49,12 @@ const DAY_MS = 86_400_000;
 /** The 30-day window plus 2 days of tolerance for sensor clocks running ahead. */
 const DAY_SLOTS = WINDOW_DAYS + 2;
 export const RECENT_KEEP = 1000;
+/**
+ * Walking every key of a busy domain each day cost a tenth of all add() time; every few days is
+ * enough, as summaries filter by day anyway and a key trims itself when it sees a new day; a key gone
+ * quiet keeps its aged counts at most KEY_TRIM_DAYS - 1 days longer.
+ */
+const KEY_TRIM_DAYS = 4;
 const TOP_N = 10;
 
 /**
@@ -62,6 +68,8 @@ interface DomainRecord {
   parent: DomainRecord | undefined;
   /** horizon day of the last prune: counts age by the day, so pruning more often frees nothing */
   prunedDay: number;
+  /** horizon day of the last walk over the key maps (see KEY_TRIM_DAYS) */
+  keysTrimmedDay: number;
   /** events per UTC day in the ring; undefined while the record holds nothing in it */
   days: DaySeries | undefined;
   /** events per (day * 24 + UTC hour), for the hour × weekday heatmap */
@@ -72,7 +80,7 @@ interface DomainRecord {
   ports: KeyDays<number> | undefined;
   asns: KeyDays<number> | undefined;
   countries: KeyDays<string> | undefined;
-  ips: IpSketch | undefined;
+  ips: IpDays | undefined;
   recent: RecentRing | undefined;
 }
 
@@ -81,6 +89,7 @@ const newRecord = (ts: number): DomainRecord => ({
   lastMs: ts,
   parent: undefined,
   prunedDay: -Infinity,
+  keysTrimmedDay: -Infinity,
   days: undefined,
   hours: undefined,
   minutes: undefined,
@@ -104,7 +113,7 @@ const newRecord = (ts: number): DomainRecord => ({
  * before it only move first_seen/last_seen. Each add prunes a few records ahead of a sweep cursor
  * (more than it can create), so the counts of quiet domains are released in O(1) amortised time and
  * only first_seen/last_seen remain. summary(now) is exact for any now from one hour before the horizon
- * on, unique_ips aside (see IpSketch).
+ * on.
  */
 export class DomainAggregates implements DomainIntelSource {
   private readonly domains = new Map<string, DomainRecord>();
@@ -142,7 +151,7 @@ export class DomainAggregates implements DomainIntelSource {
         bumpKeyDay((r.ports ??= new Map()), e.port, day, oldest);
         if (e.asn !== undefined) bumpKeyDay((r.asns ??= new Map()), e.asn, day, oldest);
         if (e.country !== undefined) bumpKeyDay((r.countries ??= new Map()), e.country, day, oldest);
-        (r.ips ??= new IpSketch(DAY_SLOTS)).add(ipHash, day, oldest);
+        (r.ips ??= new IpDays(DAY_SLOTS)).add(ipHash, day);
         if (inLastDay) (r.minutes ??= new MinuteCounts()).add(minute, oldestMinute);
         (r.recent ??= new RecentRing(RECENT_KEEP)).add(recent);
       }
@@ -270,10 +279,13 @@ export class DomainAggregates implements DomainIntelSource {
       return;
     }
     trimSeries(r.hours!, oldest * 24);
-    if (r.subdomains) trimKeyDays(r.subdomains, oldest);
-    if (r.ports) trimKeyDays(r.ports, oldest);
-    if (r.asns) trimKeyDays(r.asns, oldest);
-    if (r.countries) trimKeyDays(r.countries, oldest);
+    if (today - r.keysTrimmedDay >= KEY_TRIM_DAYS) {
+      r.keysTrimmedDay = today;
+      if (r.subdomains) trimKeyDays(r.subdomains, oldest);
+      if (r.ports) trimKeyDays(r.ports, oldest);
+      if (r.asns) trimKeyDays(r.asns, oldest);
+      if (r.countries) trimKeyDays(r.countries, oldest);
+    }
     r.ips?.trim(oldest);
     if (r.minutes?.trim(Math.floor(this.horizonMs / MINUTE_MS) - MINUTE_SPAN + 1)) r.minutes = undefined;
     r.recent?.dropBefore(oldest * DAY_MS);

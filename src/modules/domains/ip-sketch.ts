@@ -1,14 +1,9 @@
 /**
- * Distinct source IPs of one domain over the day ring. While a domain has seen at most EXACT_MAX
- * addresses in the ring it keeps each one's 32-bit hash with the last UTC day it was seen: exact up to
- * hash collisions (about 1 in 10^6 at this size), and an address ages out with its last day. Past that
- * it keeps one HyperLogLog of 2^9 one-byte registers per day (512 bytes, standard error about 4.6%),
- * allocated as days see events, and days merge by union. Hashes rather than strings, so the sketch never
- * keeps IP texts alive.
- *
- * One approximation against per-day sets: in exact mode an address counts only on its last day, so a
- * summary for a `now` before that day (a sensor clock running ahead) misses it; the hashes moved into
- * the day sketches when a domain turns busy carry the same limit.
+ * Distinct source IPs of one domain and one day: exact (as 32-bit hashes, so up to hash collisions,
+ * about 1 in 10^6 at this size) up to EXACT_MAX addresses, then a HyperLogLog of 2^9 one-byte registers
+ * (512 bytes, standard error about 4.6%). Days merge by union, so the 30-day figure ages out exactly
+ * with its days. Hashes rather than strings, so a day never keeps IP texts alive. A day's hash list
+ * grows from 4 entries, so a domain with a handful of events pays a few dozen bytes a day, not 512.
  */
 const EXACT_MAX = 128;
 const P = 9;
@@ -32,119 +27,94 @@ function setRegister(regs: Uint8Array, hash: number): void {
 }
 
 export class IpSketch {
-  /** distinct hashes in [0, n) while exact, with the last day each was seen at the same index */
+  /** UTC day counted */
+  constructor(readonly day: number) {}
+
+  /** distinct hashes in [0, n) while exact */
   private hashes: Uint32Array | undefined = new Uint32Array(4);
-  private lastDays: Int32Array | undefined = new Int32Array(4);
   private n = 0;
-  /** busy: registers of day d in slot d % slots.length, stamped in regDays */
-  private regs: Array<Uint8Array | undefined> | undefined;
-  private regDays: Int32Array | undefined;
+  private regs: Uint8Array | undefined;
 
-  /** slots: days the ring holds; hash must be hashIp(ip), computed once for every suffix of an event. */
-  constructor(private readonly slots: number) {}
-
-  /** oldest: first day the ring holds, so a full exact list can first make room by forgetting aged addresses. */
-  add(hash: number, day: number, oldest: number): void {
-    if (this.regs) return this.addBusy(hash, day);
-    const hashes = this.hashes!;
-    for (let i = 0; i < this.n; i++) {
-      if (hashes[i] === hash) {
-        if (day > this.lastDays![i]!) this.lastDays![i] = day;
+  /** hash must be hashIp(ip); the caller computes it once for every domain suffix of an event. */
+  add(hash: number): void {
+    if (this.regs) return setRegister(this.regs, hash);
+    let hashes = this.hashes!;
+    for (let i = 0; i < this.n; i++) if (hashes[i] === hash) return;
+    if (this.n === hashes.length) {
+      if (this.n === EXACT_MAX) {
+        this.regs = new Uint8Array(M);
+        for (const h of hashes) setRegister(this.regs, h);
+        setRegister(this.regs, hash);
+        this.hashes = undefined;
         return;
       }
+      const grown = new Uint32Array(hashes.length * 2);
+      grown.set(hashes);
+      hashes = this.hashes = grown;
     }
-    if (this.n === hashes.length) {
-      this.trim(oldest);
-      if (this.n === EXACT_MAX) {
-        this.turnBusy();
-        return this.addBusy(hash, day);
-      }
-      if (this.n === hashes.length) this.grow();
-    }
-    this.hashes![this.n] = hash;
-    this.lastDays![this.n++] = day;
-  }
-
-  /** Forgets what was seen before oldest; true when nothing is left. */
-  trim(oldest: number): boolean {
-    if (this.regs) {
-      let live = 0;
-      for (let i = 0; i < this.slots; i++) {
-        if (this.regs[i] && this.regDays![i]! < oldest) this.regs[i] = undefined;
-        if (this.regs[i]) live++;
-      }
-      return live === 0;
-    }
-    let k = 0;
-    for (let i = 0; i < this.n; i++) {
-      if (this.lastDays![i]! < oldest) continue;
-      this.hashes![k] = this.hashes![i]!;
-      this.lastDays![k++] = this.lastDays![i]!;
-    }
-    this.n = k;
-    return k === 0;
-  }
-
-  /** Distinct addresses seen on the days from ≤ day < to: exact while few, else the merged estimate. */
-  count(from: number, to: number): number {
-    if (!this.regs) {
-      let c = 0;
-      for (let i = 0; i < this.n; i++) if (this.lastDays![i]! >= from && this.lastDays![i]! < to) c++;
-      return c;
-    }
-    const merged = new Uint8Array(M);
-    for (let s = 0; s < this.slots; s++) {
-      const regs = this.regs[s];
-      if (!regs || this.regDays![s]! < from || this.regDays![s]! >= to) continue;
-      for (let i = 0; i < M; i++) if (regs[i]! > merged[i]!) merged[i] = regs[i]!;
-    }
-    return estimate(merged);
+    hashes[this.n++] = hash;
   }
 
   get bytes(): number {
-    if (!this.regs) return 64 + 8 * this.hashes!.length;
-    let b = 64 + 8 * this.slots;
-    for (const r of this.regs) if (r) b += M + 64;
-    return b;
+    return 64 + (this.regs ? M : this.hashes!.byteLength);
   }
 
-  private grow(): void {
-    const size = this.hashes!.length * 2;
-    const hashes = new Uint32Array(size);
-    const days = new Int32Array(size);
-    hashes.set(this.hashes!);
-    days.set(this.lastDays!);
-    this.hashes = hashes;
-    this.lastDays = days;
-  }
-
-  private turnBusy(): void {
-    this.regs = new Array<Uint8Array | undefined>(this.slots).fill(undefined);
-    this.regDays = new Int32Array(this.slots);
-    for (let i = 0; i < this.n; i++) this.addBusy(this.hashes![i]!, this.lastDays![i]!);
-    this.hashes = this.lastDays = undefined;
-    this.n = 0;
-  }
-
-  private addBusy(hash: number, day: number): void {
-    const slot = day % this.slots;
-    let regs = this.regs![slot];
-    if (regs && this.regDays![slot]! > day) return; // a newer day took the slot: older than the ring
-    if (!regs) regs = this.regs![slot] = new Uint8Array(M);
-    else if (this.regDays![slot]! < day) regs.fill(0);
-    this.regDays![slot] = day;
-    setRegister(regs, hash);
+  /** Distinct IPs over several days: exact while every day is exact, else the merged estimate. */
+  static union(sketches: IpSketch[]): number {
+    if (sketches.every((s) => s.hashes)) {
+      const all = new Set<number>();
+      for (const s of sketches) for (let i = 0; i < s.n; i++) all.add(s.hashes![i]!);
+      return all.size;
+    }
+    const regs = new Uint8Array(M);
+    for (const s of sketches) {
+      if (s.regs) for (let i = 0; i < M; i++) regs[i] = Math.max(regs[i]!, s.regs[i]!);
+      else for (let i = 0; i < s.n; i++) setRegister(regs, s.hashes![i]!);
+    }
+    let sum = 0;
+    let zeros = 0;
+    for (let i = 0; i < M; i++) {
+      sum += 2 ** -regs[i]!;
+      if (regs[i] === 0) zeros++;
+    }
+    const raw = ((0.7213 / (1 + 1.079 / M)) * M * M) / sum;
+    // Linear counting is the better estimator while many registers are still empty.
+    return Math.round(raw <= 2.5 * M && zeros > 0 ? M * Math.log(M / zeros) : raw);
   }
 }
 
-function estimate(regs: Uint8Array): number {
-  let sum = 0;
-  let zeros = 0;
-  for (let i = 0; i < M; i++) {
-    sum += 2 ** -regs[i]!;
-    if (regs[i] === 0) zeros++;
+/**
+ * The IpSketch of each day in a ring of `slots` days (slot = day % slots), the ring itself allocated
+ * on the first event; a slot holding another day is stale and is replaced.
+ */
+export class IpDays {
+  private readonly days: Array<IpSketch | undefined>;
+
+  constructor(slots: number) {
+    this.days = new Array<IpSketch | undefined>(slots).fill(undefined);
   }
-  const raw = ((0.7213 / (1 + 1.079 / M)) * M * M) / sum;
-  // Linear counting is the better estimator while many registers are still empty.
-  return Math.round(raw <= 2.5 * M && zeros > 0 ? M * Math.log(M / zeros) : raw);
+
+  add(hash: number, day: number): void {
+    const slot = day % this.days.length;
+    let s = this.days[slot];
+    if (s && s.day > day) return; // older than the day that took its slot: outside any window served
+    if (!s || s.day < day) s = this.days[slot] = new IpSketch(day);
+    s.add(hash);
+  }
+
+  /** Distinct addresses seen on the days from ≤ day < to. */
+  count(from: number, to: number): number {
+    return IpSketch.union(this.days.filter((s): s is IpSketch => s !== undefined && s.day >= from && s.day < to));
+  }
+
+  /** Forgets days before oldest. */
+  trim(oldest: number): void {
+    for (let i = 0; i < this.days.length; i++) if (this.days[i] && this.days[i]!.day < oldest) this.days[i] = undefined;
+  }
+
+  get bytes(): number {
+    let b = 32 + 8 * this.days.length;
+    for (const s of this.days) if (s) b += s.bytes;
+    return b;
+  }
 }
