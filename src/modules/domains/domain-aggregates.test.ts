@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DomainAggregates, type HoneypotDomainEvent } from './domain-aggregates.ts';
+import { COUNTER_LIMIT } from './top-counts.ts';
 import type { DomainData } from './domain-source.ts';
 
 const MIN = 60_000;
@@ -208,5 +209,34 @@ describe(DomainAggregates.name, () => {
     for (let i = 0; i < 20_000; i++) agg.add(ev(NOW - (i % 10) * DAY, 'many.test', 80, `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`));
     const n = agg.summary('many.test', NOW, 1).unique_ips!;
     assert.ok(Math.abs(n - 20_000) < 20_000 * 0.1, `estimate ${n}`);
+  });
+
+  it('should stay bounded under a flood of distinct subdomains, ports and IPs and still count every event', () => {
+    const agg = new DomainAggregates();
+    for (let i = 0; i < 100_000; i++) {
+      const ts = NOW - 3 * DAY + Math.floor((i * 3 * DAY) / 100_000);
+      agg.add(ev(ts, 'flood.test', 1024 + (i % 60_000), `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, { subdomain: `r${i}.flood.test` }));
+    }
+    for (let i = 0; i < 500; i++) agg.add(ev(NOW - HOUR, 'flood.test', 53, '192.0.2.1', { subdomain: 'heavy.flood.test' }));
+    const size = agg.estimateMemory();
+    assert.equal(size.domains, 1, 'subdomains get no records of their own');
+    // Subdomain and port maps each hold at most COUNTER_LIMIT keys, each with at most 4 days here.
+    assert.ok(size.counterEntries <= 2 * COUNTER_LIMIT * 4, `${size.counterEntries} counter entries`);
+    const d = agg.summary('flood.test', NOW, 5);
+    assert.equal(d.stats.total_events_30d, 100_500);
+    assertSeriesConsistent(d);
+    assert.deepEqual(d.top_subdomains[0], { subdomain: 'heavy.flood.test', count: 500 });
+    assert.deepEqual(d.top_ports[0], { port: 53, count: 500 });
+    assert.ok(Math.abs(d.unique_ips! - 100_001) < 100_001 * 0.1, `estimate ${d.unique_ips}`);
+    assert.equal(d.recent_events.length, 5);
+  });
+
+  it('should allocate little for a name that saw a handful of events', () => {
+    const agg = new DomainAggregates();
+    for (let i = 0; i < 5; i++) agg.add(ev(NOW - i * DAY, `www.few${i % 2}.test`, 80 + (i % 2), `192.0.2.${i}`));
+    const size = agg.estimateMemory();
+    assert.equal(size.domains, 4);
+    assert.ok(size.approxBytes / size.domains < 5_000, `${size.approxBytes} bytes`);
+    assert.deepEqual(agg.summary('few0.test', NOW, 50).stats, { events_24h: 1, total_events_30d: 3 });
   });
 });

@@ -2,7 +2,8 @@
  * Distinct source IPs of one domain and one day: exact (as 32-bit hashes, so up to hash collisions,
  * about 1 in 10^6 at this size) up to EXACT_MAX addresses, then a HyperLogLog of 2^9 one-byte registers
  * (512 bytes, standard error about 4.6%). Days merge by union, so the 30-day figure ages out exactly
- * with its days. Hashes rather than strings, so a day never keeps IP texts alive.
+ * with its days. Hashes rather than strings, so a day never keeps IP texts alive. A day's hash list
+ * grows from 4 entries, so a domain with a handful of events pays a few dozen bytes a day, not 512.
  */
 const EXACT_MAX = 128;
 const P = 9;
@@ -26,6 +27,9 @@ function setRegister(regs: Uint8Array, hash: number): void {
 }
 
 export class IpSketch {
+  /** UTC day counted */
+  constructor(readonly day: number) {}
+
   /** distinct hashes in [0, n) while exact */
   private hashes: Uint32Array | undefined = new Uint32Array(4);
   private n = 0;
@@ -76,5 +80,41 @@ export class IpSketch {
     const raw = ((0.7213 / (1 + 1.079 / M)) * M * M) / sum;
     // Linear counting is the better estimator while many registers are still empty.
     return Math.round(raw <= 2.5 * M && zeros > 0 ? M * Math.log(M / zeros) : raw);
+  }
+}
+
+/**
+ * The IpSketch of each day in a ring of `slots` days (slot = day % slots), the ring itself allocated
+ * on the first event; a slot holding another day is stale and is replaced.
+ */
+export class IpDays {
+  private readonly days: Array<IpSketch | undefined>;
+
+  constructor(slots: number) {
+    this.days = new Array<IpSketch | undefined>(slots).fill(undefined);
+  }
+
+  add(hash: number, day: number): void {
+    const slot = day % this.days.length;
+    let s = this.days[slot];
+    if (s && s.day > day) return; // older than the day that took its slot: outside any window served
+    if (!s || s.day < day) s = this.days[slot] = new IpSketch(day);
+    s.add(hash);
+  }
+
+  /** Distinct addresses seen on the days from ≤ day < to. */
+  count(from: number, to: number): number {
+    return IpSketch.union(this.days.filter((s): s is IpSketch => s !== undefined && s.day >= from && s.day < to));
+  }
+
+  /** Forgets days before oldest. */
+  trim(oldest: number): void {
+    for (let i = 0; i < this.days.length; i++) if (this.days[i] && this.days[i]!.day < oldest) this.days[i] = undefined;
+  }
+
+  get bytes(): number {
+    let b = 32 + 8 * this.days.length;
+    for (const s of this.days) if (s) b += s.bytes;
+    return b;
   }
 }
