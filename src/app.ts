@@ -25,6 +25,11 @@ import { replayLog } from './modules/feeds/log-replay.ts';
 import { Simulator, simulatorDeps } from './modules/feeds/simulator/simulator.ts';
 import { mulberry32 } from './modules/feeds/simulator/random.ts';
 import { parseIp } from './modules/lookup/ip-address.ts';
+import { join } from 'node:path';
+import { CursorCodec } from './modules/exports/cursor-codec.ts';
+import { ExportScheduler } from './modules/exports/export-scheduler.ts';
+import { ExportService } from './modules/exports/export-service.ts';
+import { ParquetWriter } from './modules/exports/parquet-writer.ts';
 import type { Services } from './services.ts';
 import { createStores, type Stores } from './storage/index.ts';
 
@@ -40,6 +45,8 @@ export interface AppDeps {
   defaultMetrics?: boolean;
   /** Demo mode: run the feed simulator (backfilling 48 hours when the feed log is empty). */
   simulate?: boolean;
+  /** Run the hourly snapshot and daily rollup jobs (serve does when UMBRA_EXPORT_JOBS is on). */
+  exportJobs?: boolean;
 }
 
 export interface App {
@@ -50,6 +57,7 @@ export interface App {
   logger: Logger;
   domainAggregates: DomainAggregates;
   simulator: Simulator | undefined;
+  exportScheduler: ExportScheduler | undefined;
   close(): Promise<void>;
 }
 
@@ -71,6 +79,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     domains: new DomainService(deps.domainSource ?? domainAggregates, stores.ledger, clock),
     ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),
     streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer }),
+    exports: new ExportService(stores.snapshots, stores.objects, new CursorCodec(stores.signingKeys), clock),
     health: async () => {
       const problems = await stores.health();
       return { status: problems.length === 0 ? 'ok' : 'unhealthy', problems };
@@ -98,6 +107,22 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     simulator.start();
   }
 
+  let exportScheduler: ExportScheduler | undefined;
+  let writer: ParquetWriter | undefined;
+  if (deps.exportJobs) {
+    const workDir = join(config.dataDir, 'export-work');
+    writer = await ParquetWriter.create({ spoolDir: workDir });
+    const jobDeps = { feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, writer, clock, workDir };
+    exportScheduler = new ExportScheduler(jobDeps, FEED_LIST.map((f) => f.id), clock, undefined, {
+      onDone: (job) => metrics.exportJobs.inc({ kind: job.kind, outcome: 'done' }),
+      onError: (job, e) => {
+        metrics.exportJobs.inc({ kind: job.kind, outcome: 'failed' });
+        logger.error({ job, err: e.message }, 'export job failed; retried at the next wake');
+      },
+    });
+    exportScheduler.start();
+  }
+
   // Aborted first on close, so open streams end cleanly and the server can stop.
   const closing = new AbortController();
   // Every open stream listens to it (and removes its listener when it ends).
@@ -110,6 +135,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     stream: { keepaliveMs: config.streamKeepaliveMs, lifetimeMs: config.streamLifetimeMs },
     closing: closing.signal,
     operatorToken: config.operatorToken,
+    objects: stores.objects,
   });
 
   return {
@@ -120,8 +146,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     logger,
     domainAggregates,
     simulator,
+    exportScheduler,
     close: async () => {
       await simulator?.stop();
+      await exportScheduler?.stop();
+      writer?.close();
       closing.abort();
       await http.close();
       await stores.close();

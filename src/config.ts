@@ -30,6 +30,16 @@ const ConfigSchema = z.object({
   UMBRA_STREAM_BUFFER: z.coerce.number().int().min(1).max(10_000_000).default(20_000),
   /** Token for the operator ingestion endpoint; when unset, one is generated into the data dir. */
   UMBRA_OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * Secrets that sign download URLs and list cursors: `id:secret,id:secret`, current first. Older ones
+   * stay accepted, so a rotation does not break URLs already issued. Generated into the data dir when unset.
+   */
+  UMBRA_SIGNING_KEYS: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,32}:[^,:]{16,}(,[A-Za-z0-9_-]{1,32}:[^,:]{16,})*$/, 'must be id:secret pairs separated by commas, secrets of at least 16 characters')
+    .optional(),
+  /** Run the hourly snapshot and daily rollup jobs in this process (off for nodes that only serve). */
+  UMBRA_EXPORT_JOBS: z.enum(['on', 'off']).default('on'),
   /** Simulator speed in demo mode: 1 = a record per feed at least every 5 s; 0 turns it off. */
   UMBRA_SIMULATOR_RATE: z.coerce.number().min(0).max(10_000).default(1),
 });
@@ -52,12 +62,15 @@ export interface Config {
   streamBuffer: number;
   operatorToken: string | undefined;
   simulatorRate: number;
+  signingKeys: Array<{ id: string; secret: string }> | undefined;
+  exportJobs: boolean;
   /** Derived: the SQLite file and the IP dataset file under dataDir. */
   sqliteFile: string;
   datasetFile: string;
   /** The durable feed record log. */
   feedLogDir: string;
   operatorTokenFile: string;
+  signingKeysFile: string;
 }
 
 export class ConfigError extends Error {}
@@ -90,9 +103,15 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     streamBuffer: c.UMBRA_STREAM_BUFFER,
     operatorToken: c.UMBRA_OPERATOR_TOKEN,
     simulatorRate: c.UMBRA_SIMULATOR_RATE,
+    signingKeys: c.UMBRA_SIGNING_KEYS?.split(',').map((pair) => {
+      const i = pair.indexOf(':');
+      return { id: pair.slice(0, i), secret: pair.slice(i + 1) };
+    }),
+    exportJobs: c.UMBRA_EXPORT_JOBS === 'on',
     sqliteFile: resolve(dataDir, 'umbra.db'),
     datasetFile: resolve(dataDir, 'ip-dataset.bin'),
     feedLogDir: resolve(dataDir, 'feeds'),
     operatorTokenFile: resolve(dataDir, 'operator-token'),
+    signingKeysFile: resolve(dataDir, 'signing-keys'),
   };
 }

@@ -5,6 +5,7 @@ import type { LookupService } from './modules/lookup/lookup-service.ts';
 import type { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
 import type { IngestService } from './modules/feeds/ingest-service.ts';
 import type { StreamService } from './modules/feeds/stream-service.ts';
+import type { ExportService } from './modules/exports/export-service.ts';
 
 export interface HealthReport {
   status: 'ok' | 'unhealthy';
@@ -20,5 +21,6 @@ export interface Services {
   domains: DomainService;
   ingest: IngestService;
   streams: StreamService;
+  exports: ExportService;
   health(): Promise<HealthReport>;
 }

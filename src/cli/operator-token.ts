@@ -15,3 +15,19 @@ export function operatorToken(config: Config, create: boolean): string | undefin
   chmodSync(config.operatorTokenFile, 0o600);
   return token;
 }
+
+/**
+ * Download-URL and cursor signing keys: UMBRA_SIGNING_KEYS when set, else one key kept in a 0600 file
+ * under the data dir, so URLs issued before a restart stay valid for their 24 hours.
+ */
+export function signingKeys(config: Config): Array<{ id: string; secret: string }> {
+  if (config.signingKeys) return config.signingKeys;
+  if (!existsSync(config.signingKeysFile)) {
+    writeFileSync(config.signingKeysFile, `k1:${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
+    chmodSync(config.signingKeysFile, 0o600);
+  }
+  return readFileSync(config.signingKeysFile, 'utf8')
+    .trim()
+    .split(',')
+    .map((pair) => ({ id: pair.slice(0, pair.indexOf(':')), secret: pair.slice(pair.indexOf(':') + 1) }));
+}

@@ -4,7 +4,7 @@ import { API_PREFIX } from '../operations.ts';
 import { action } from './context.ts';
 import { buildDatasetWithProgress } from './data.ts';
 import { ensureDemo } from './demo.ts';
-import { operatorToken } from './operator-token.ts';
+import { operatorToken, signingKeys } from './operator-token.ts';
 
 /** `umbra serve`: builds the dataset when missing, serves HTTP, and shuts down gracefully on SIGTERM/SIGINT. */
 export function registerServe(program: Command): void {
@@ -21,7 +21,10 @@ export function registerServe(program: Command): void {
         const { buildApp } = await import('../app.ts');
         const dataset = loadDataset(config.datasetFile);
         const token = operatorToken(config, true);
-        const app = await buildApp({ ...config, operatorToken: token }, { dataset, defaultMetrics: true, simulate: Boolean(o.demo) });
+        const app = await buildApp(
+          { ...config, operatorToken: token, signingKeys: signingKeys(config) },
+          { dataset, defaultMetrics: true, simulate: Boolean(o.demo), exportJobs: config.exportJobs },
+        );
         const address = await app.http.listen({ port: config.httpPort, host: config.host });
         const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(app.http.server.address() as { port: number }).port}`;
         out.info(`umbra is serving ${base}${API_PREFIX} (data dir ${config.dataDir}); API reference at ${base}${API_PREFIX}/docs`);

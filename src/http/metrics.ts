@@ -125,6 +125,12 @@ export class Metrics {
     labelNames: ['feed', 'reason'] as const,
     registers: [this.registry],
   });
+  readonly exportJobs = new Counter({
+    name: 'umbra_export_jobs_total',
+    help: 'Export jobs run (hourly snapshots, daily rollups), by kind and outcome; its timestamp of change tells when the last ran',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
 
   /** Credits charged per operation, not yet handed to creditsCharged (done at scrape time). */

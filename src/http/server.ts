@@ -16,6 +16,9 @@ import { lookupIp } from './routes/lookup-ip.ts';
 import { lookupIps } from './routes/lookup-ips.ts';
 import { feedStream } from './routes/feed-stream.ts';
 import { registerIngest } from './routes/ingest.ts';
+import { feedExports } from './routes/feed-exports.ts';
+import { registerDownloads } from './routes/downloads.ts';
+import type { ObjectStore } from '../modules/exports/object-store.ts';
 import type { NdjsonOptions } from './ndjson.ts';
 import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
 import { IpResult, Problem } from './schemas.ts';
@@ -33,6 +36,8 @@ export interface HttpServerDeps {
   closing: AbortSignal;
   /** Operator ingestion token; undefined disables the ingest endpoint. */
   operatorToken: string | undefined;
+  /** The store whose presigned downloads this server serves (embedded mode). */
+  objects: ObjectStore;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -123,6 +128,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     lookupIps(services, metrics),
     lookupDomain(services, metrics),
     ...FEED_LIST.map((feed) => feedStream(services, metrics, feed, deps.stream, deps.closing)),
+    ...FEED_LIST.flatMap((feed) => feedExports(services, feed)),
   ];
   for (const spec of routes) {
     const op = spec.operation;
@@ -149,6 +155,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   // The health probe also answers at the root, for load balancers.
   app.get('/health', { config: { operation: routes[0]!.operation }, schema: { hide: true } as never }, routes[0]!.handler);
   await registerIngest(app as unknown as FastifyInstance, services, deps.operatorToken);
+  registerDownloads(app as unknown as FastifyInstance, deps.objects);
 
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } as never }, async () => app.swagger());
   app.get('/metrics', { schema: { hide: true } as never }, async (_req, reply) => {

@@ -10,6 +10,11 @@ import type { StreamSlots } from '../modules/feeds/stream-slots.ts';
 import { FileFeedLog } from './embedded/file-feed-log.ts';
 import { MemoryFeedBus } from './embedded/memory-feed-bus.ts';
 import { MemoryStreamSlots } from './embedded/memory-stream-slots.ts';
+import { randomBytes } from 'node:crypto';
+import type { ObjectStore } from '../modules/exports/object-store.ts';
+import type { SnapshotCatalog } from '../modules/exports/snapshot-catalog.ts';
+import { FsObjectStore } from './embedded/fs-object-store.ts';
+import { SqliteSnapshotCatalog } from './embedded/sqlite-snapshot-catalog.ts';
 import { MemoryRateLimiter } from './embedded/memory-rate-limiter.ts';
 import { SqliteAccountStore } from './embedded/sqlite-account-store.ts';
 import { SqliteCreditLedger } from './embedded/sqlite-credit-ledger.ts';
@@ -22,13 +27,17 @@ export interface Stores {
   feedLog: FeedLog;
   bus: FeedBus;
   slots: StreamSlots;
+  objects: ObjectStore;
+  snapshots: SnapshotCatalog;
+  /** Download URL and cursor signing secrets, current first. */
+  signingKeys: Array<{ id: string; secret: string }>;
   /** Problems that make the service unhealthy right now (empty when healthy). */
   health(): Promise<string[]>;
   close(): Promise<void>;
 }
 
 /** The only place that chooses a backend. */
-export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir'>, clock: Clock = systemClock): Stores {
+export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir' | 'dataDir' | 'signingKeys'>, clock: Clock = systemClock): Stores {
   switch (config.storage) {
     case 'embedded': {
       const db = openSqlite(config.sqliteFile);
@@ -39,7 +48,12 @@ export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'cr
       timer.unref();
       const feedLog = new FileFeedLog(config.feedLogDir);
       const bus = new MemoryFeedBus();
+      // Without configured keys (tests), an ephemeral one: URLs then last as long as the process.
+      const signingKeys = config.signingKeys ?? [{ id: 'k0', secret: randomBytes(32).toString('base64url') }];
       return {
+        objects: new FsObjectStore({ dataDir: config.dataDir, secrets: signingKeys, clock }),
+        snapshots: new SqliteSnapshotCatalog(db),
+        signingKeys,
         feedLog,
         bus,
         slots: new MemoryStreamSlots(),

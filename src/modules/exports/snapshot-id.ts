@@ -14,7 +14,9 @@ export function parseSnapshotRef(date: string, hour?: string): SnapshotRef {
   const errors: Record<string, string[]> = {};
   if (date !== 'latest') {
     const m = DATE.exec(date);
-    const valid = m !== null && new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) === date;
+    const ms = m === null ? Number.NaN : Date.parse(`${date}T00:00:00Z`);
+    // Date.parse accepts 2026-02-31 (as March 3): a real calendar date must print back as itself.
+    const valid = !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === date;
     if (!valid) errors.date = ["must be a UTC date 'YYYY-MM-DD' or the literal 'latest'"];
   }
   let h: number | undefined;

@@ -1,0 +1,82 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { FeedDef } from '../../modules/feeds/feed-catalog.ts';
+import { FEED_EXPORT_OPERATIONS } from '../../operations.ts';
+import type { Services } from '../../services.ts';
+import type { RouteSpec } from '../route-spec.ts';
+import { errorResponses } from '../schemas.ts';
+
+// Path segments are validated by the export service so every bad form gets its own message.
+const Date_ = Type.String({ maxLength: 32, description: "UTC date 'YYYY-MM-DD' or 'latest'" });
+const Hour = Type.String({ maxLength: 8, description: 'UTC hour 0..23, padded or not' });
+const ListQuery = Type.Object({
+  limit: Type.Optional(Type.String({ maxLength: 32, description: '1..500, default 100; larger values are clamped' })),
+  cursor: Type.Optional(Type.String({ maxLength: 512, description: 'next_cursor of the previous page' })),
+});
+
+const Item = Type.Object({
+  kind: Type.String({ description: 'hourly or daily' }),
+  date: Type.String(),
+  hour: Type.Optional(Type.Integer()),
+  id: Type.String({ description: 'a snapshot id: YYYY-MM-DD or YYYY-MM-DD/H' }),
+  size_bytes: Type.Integer(),
+  row_count: Type.Integer(),
+  checksum: Type.String(),
+  created_at: Type.Integer(),
+  download_path: Type.String(),
+});
+const ExportList = Type.Object({ stream: Type.String(), feeds: Type.Array(Item), next_cursor: Type.Optional(Type.String()) });
+const ExportMeta = Type.Object({
+  stream: Type.String(),
+  kind: Type.String(),
+  id: Type.String(),
+  format: Type.Literal('parquet'),
+  date: Type.Integer({ description: 'Unix seconds of 00:00 UTC of the date' }),
+  hour: Type.Optional(Type.Integer()),
+  created_at: Type.Integer(),
+  size: Type.Integer(),
+  rows: Type.Integer(),
+  checksum: Type.String({ description: 'lower-case hex SHA-256 of exactly the bytes the download serves' }),
+  schema: Type.Object({ fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String() })) }),
+});
+const Redirect = { 307: { description: 'Location: a download URL valid 24 hours that needs no API key', type: 'null' } };
+
+type P = { date: string; hour?: string };
+
+function redirect(reply: FastifyReply, url: string): FastifyReply {
+  // Minted per request and tied to no key: never cacheable by intermediaries.
+  return reply.code(307).header('location', url).header('cache-control', 'private, no-store').send();
+}
+
+/** The five export routes of one feed, all through the same export service. */
+export function feedExports(s: Services, feed: FeedDef): RouteSpec[] {
+  const ops = FEED_EXPORT_OPERATIONS[feed.id];
+  const errors = errorResponses([400, 401, 403, 404, 429]);
+  return [
+    {
+      operation: ops.list,
+      schema: { querystring: ListQuery, response: { 200: ExportList, ...errors } },
+      handler: async (req: FastifyRequest<{ Querystring: { limit?: string; cursor?: string } }>) => s.exports.list(feed, req.query.limit, req.query.cursor),
+    },
+    {
+      operation: ops.download,
+      schema: { params: Type.Object({ date: Date_ }), response: { ...Redirect, ...errors } },
+      handler: async (req: FastifyRequest<{ Params: P }>, reply) => redirect(reply, await s.exports.download(feed, req.params.date)),
+    },
+    {
+      operation: ops.meta,
+      schema: { params: Type.Object({ date: Date_ }), response: { 200: ExportMeta, ...errors } },
+      handler: async (req: FastifyRequest<{ Params: P }>) => s.exports.meta(feed, req.params.date),
+    },
+    {
+      operation: ops.hourDownload,
+      schema: { params: Type.Object({ date: Date_, hour: Hour }), response: { ...Redirect, ...errors } },
+      handler: async (req: FastifyRequest<{ Params: P }>, reply) => redirect(reply, await s.exports.download(feed, req.params.date, req.params.hour)),
+    },
+    {
+      operation: ops.hourMeta,
+      schema: { params: Type.Object({ date: Date_, hour: Hour }), response: { 200: ExportMeta, ...errors } },
+      handler: async (req: FastifyRequest<{ Params: P }>) => s.exports.meta(feed, req.params.date, req.params.hour),
+    },
+  ];
+}
