@@ -5,6 +5,7 @@ import { registerData } from './data.ts';
 import { EXIT } from './output.ts';
 import { registerServe } from './serve.ts';
 import { registerIngest } from './ingest.ts';
+import { registerExports } from './exports.ts';
 
 /** Entry of the `umbra` command; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -21,6 +22,7 @@ export async function main(argv: string[]): Promise<number> {
   registerAdmin(program);
   registerData(program);
   registerIngest(program);
+  registerExports(program);
   program.commands.forEach(function deep(c: Command) {
     c.exitOverride();
     c.commands.forEach(deep);
