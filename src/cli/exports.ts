@@ -13,7 +13,7 @@ import { FEED_IDS, FEED_LIST, findFeed, type FeedDef } from '../modules/feeds/fe
 import { HOUR_MS, hourOf } from '../modules/feeds/feed-log.ts';
 import { createStores } from '../storage/index.ts';
 import { action } from './context.ts';
-import { signingKeys } from './operator-token.ts';
+import { signingKeys } from './local-secrets.ts';
 import { wholeArg, type Output } from './output.ts';
 import { createProgress } from './progress.ts';
 

@@ -13,7 +13,7 @@ import { ndjsonFromBytes } from '../modules/feeds/line-splitter.ts';
 import { FileFeedLog } from '../storage/embedded/file-feed-log.ts';
 import { MemoryFeedBus } from '../storage/embedded/memory-feed-bus.ts';
 import { action } from './context.ts';
-import { operatorToken } from './operator-token.ts';
+import { operatorToken } from './local-secrets.ts';
 import { EXIT, UsageError, type Output } from './output.ts';
 import { createProgress } from './progress.ts';
 

@@ -4,7 +4,7 @@ import { API_PREFIX } from '../operations.ts';
 import { action } from './context.ts';
 import { buildDatasetWithProgress } from './data.ts';
 import { ensureDemo } from './demo.ts';
-import { operatorToken, signingKeys } from './operator-token.ts';
+import { operatorToken, signingKeys } from './local-secrets.ts';
 
 /** `umbra serve`: builds the dataset when missing, serves HTTP, and shuts down gracefully on SIGTERM/SIGINT. */
 export function registerServe(program: Command): void {
