@@ -70,6 +70,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics });
   let dataset = deps.dataset;
   const domainAggregates = new DomainAggregates();
+  let lastExportJobAt: number | null = null;
 
   const services: Services = {
     accounts: new AccountService(stores.accounts, stores.ledger, crypto, clock, { cacheMs: config.keyCacheMs }),
@@ -82,7 +83,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     exports: new ExportService(stores.snapshots, stores.objects, new CursorCodec(stores.signingKeys), clock),
     health: async () => {
       const problems = await stores.health();
-      return { status: problems.length === 0 ? 'ok' : 'unhealthy', problems };
+      const snapshots = (await Promise.all(FEED_LIST.map((f) => stores.snapshots.list(f.id, { limit: 100_000 })))).reduce((n, p) => n + p.items.length, 0);
+      return { status: problems.length === 0 ? 'ok' : 'unhealthy', problems, exports: { snapshots, last_job_at: lastExportJobAt } };
     },
   };
   // Domain aggregates: rebuilt from the last 30 days of the durable log, then kept current by ingestion.
@@ -107,6 +109,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     simulator.start();
   }
 
+  metrics.snapshotCounter = async () =>
+    (
+      await Promise.all(
+        FEED_LIST.map(async (f) => {
+          const items = (await stores.snapshots.list(f.id, { limit: 100_000 })).items;
+          return (['hourly', 'daily'] as const).map((kind) => ({ feed: f.id, kind, count: items.filter((i) => i.kind === kind).length }));
+        }),
+      )
+    ).flat();
   let exportScheduler: ExportScheduler | undefined;
   let writer: ParquetWriter | undefined;
   if (deps.exportJobs) {
@@ -114,7 +125,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     writer = await ParquetWriter.create({ spoolDir: workDir });
     const jobDeps = { feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, writer, clock, workDir };
     exportScheduler = new ExportScheduler(jobDeps, FEED_LIST.map((f) => f.id), clock, undefined, {
-      onDone: (job) => metrics.exportJobs.inc({ kind: job.kind, outcome: 'done' }),
+      onDone: (job) => {
+        metrics.exportJobs.inc({ kind: job.kind, outcome: 'done' });
+        lastExportJobAt = Math.floor(clock.now() / 1000);
+        metrics.exportLastJob.set(lastExportJobAt);
+      },
       onError: (job, e) => {
         metrics.exportJobs.inc({ kind: job.kind, outcome: 'failed' });
         logger.error({ job, err: e.message }, 'export job failed; retried at the next wake');

@@ -7,9 +7,17 @@ import type { IngestService } from './modules/feeds/ingest-service.ts';
 import type { StreamService } from './modules/feeds/stream-service.ts';
 import type { ExportService } from './modules/exports/export-service.ts';
 
+export interface ExportsHealth {
+  /** Snapshots that exist now, all feeds. */
+  snapshots: number;
+  /** Unix seconds of the last export job that finished, null before the first. */
+  last_job_at: number | null;
+}
+
 export interface HealthReport {
   status: 'ok' | 'unhealthy';
   problems: string[];
+  exports: ExportsHealth;
 }
 
 /** The domain services that transports (HTTP now, gRPC later) call. */

@@ -131,6 +131,18 @@ export class Metrics {
     labelNames: ['kind', 'outcome'] as const,
     registers: [this.registry],
   });
+  readonly exportLastJob = new Gauge({ name: 'umbra_export_last_job_timestamp_seconds', help: 'Unix time the last export job finished', registers: [this.registry] });
+  /** Set by the app: counts snapshots at scrape time. */
+  snapshotCounter: (() => Promise<Array<{ feed: string; kind: string; count: number }>>) | undefined;
+  readonly exportSnapshots = new Gauge({
+    name: 'umbra_export_snapshots',
+    help: 'Export snapshots that exist, by feed and kind',
+    labelNames: ['feed', 'kind'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      for (const c of (await this.snapshotCounter?.()) ?? []) this.exportSnapshots.set({ feed: c.feed, kind: c.kind }, c.count);
+    },
+  });
   readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
 
   /** Credits charged per operation, not yet handed to creditsCharged (done at scrape time). */

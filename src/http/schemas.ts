@@ -79,7 +79,11 @@ export const DomainResult = Type.Object({
   }),
 });
 
-export const Health = Type.Object({ status: Type.String(), problems: Type.Optional(Type.Array(Type.String())) });
+export const Health = Type.Object({
+  status: Type.String(),
+  problems: Type.Optional(Type.Array(Type.String())),
+  exports: Type.Optional(Type.Object({ snapshots: Type.Integer(), last_job_at: Type.Union([Type.Integer(), Type.Null()]) }, { description: 'parquet snapshots that exist, and when the last export job finished (Unix s)' })),
+});
 
 /** Error responses every authenticated operation may give, for the OpenAPI document. */
 export const errorResponses = (codes: number[]): Record<number, TSchema> =>

@@ -9,7 +9,7 @@ export const health = (s: Services): RouteSpec => ({
   schema: { response: { 200: Health, 503: Health } },
   handler: async (_req, reply) => {
     const report = await s.health();
-    if (report.status === 'ok') return { status: 'ok' };
+    if (report.status === 'ok') return { status: 'ok', exports: report.exports };
     reply.code(503);
     return report;
   },

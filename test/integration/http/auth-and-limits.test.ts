@@ -222,12 +222,12 @@ describe('errors, health and documents', () => {
       const res = await app.http.inject({ url });
       assert.equal(res.statusCode, 200);
       assert.match(String(res.headers['content-type']), /^application\/json/);
-      assert.deepEqual(res.json(), { status: 'ok' });
+      assert.deepEqual(res.json(), { status: 'ok', exports: { snapshots: 0, last_job_at: null } });
     }
     app.stores.health = async () => ['embedded database: disk I/O error'];
     const sick = await app.http.inject({ url: '/api/v4/health' });
     assert.equal(sick.statusCode, 503);
-    assert.deepEqual(sick.json(), { status: 'unhealthy', problems: ['embedded database: disk I/O error'] });
+    assert.deepEqual(sick.json(), { status: 'unhealthy', problems: ['embedded database: disk I/O error'], exports: { snapshots: 0, last_job_at: null } });
   });
 
   it('should publish an OpenAPI 3.1 document and a local reference page without a key', async (t) => {

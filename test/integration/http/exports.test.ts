@@ -68,6 +68,8 @@ describe('feed exports over HTTP', () => {
     } while (cursor);
     assert.deepEqual(seen, all.feeds.map((i: { id: string }) => i.id));
     assert.equal((await get('/export?limit=100000')).json().feeds.length, 5, 'larger limits are clamped, not refused');
+    assert.equal((await app.http.inject({ url: '/health' })).json().exports.snapshots, 5, 'health counts the snapshots');
+    assert.match((await app.http.inject({ url: '/metrics' })).body, /umbra_export_snapshots\{feed="anonymizers",kind="hourly"\} 4/);
 
     for (const bad of ['0', '-1', 'abc', '1.5', '']) {
       const res = await get(`/export?limit=${bad}`);
