@@ -85,6 +85,7 @@ export class ExportScheduler {
   private timer: unknown;
   private running: Promise<void> | undefined;
   private stopped = true;
+  private stopping = false;
 
   constructor(
     private readonly deps: ExportJobDeps,
@@ -96,11 +97,13 @@ export class ExportScheduler {
 
   start(): void {
     this.stopped = false;
+    this.stopping = false;
     this.arm(0);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     (this.hooks.clearTimer ?? ((t) => clearTimeout(t as NodeJS.Timeout)))(this.timer);
     await this.running;
   }
@@ -109,7 +112,8 @@ export class ExportScheduler {
   async tick(): Promise<DueJob[]> {
     const jobs = dueJobs(this.clock.now(), await this.view(), this.opts);
     for (const job of jobs) {
-      if (this.stopped && this.timer !== undefined) break;
+      // stop() lets the running job finish, not the rest of the batch.
+      if (this.stopping) break;
       try {
         if (job.kind === 'hourly') await runHourly(this.deps, job.feed, job.hourStartMs);
         else await runRollup(this.deps, job.feed, job.date);
