@@ -67,7 +67,10 @@ export class FsObjectStore implements ObjectStore {
     if (!isValidKey(key)) return undefined;
     let size: number;
     try {
-      size = (await stat(this.file(key))).size;
+      const st = await stat(this.file(key));
+      // A key prefix is a directory here, never an object.
+      if (!st.isFile()) return undefined;
+      size = st.size;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;
@@ -82,6 +85,10 @@ export class FsObjectStore implements ObjectStore {
     if (!isValidKey(key)) return undefined;
     try {
       const fh = await open(this.file(key), 'r');
+      if (!(await fh.stat()).isFile()) {
+        await fh.close();
+        return undefined;
+      }
       return fh.createReadStream();
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
