@@ -11,6 +11,8 @@ import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
 import { readParquet } from './parquet-test-reader.ts';
+import { sweepWorkDir } from './export-job.ts';
+import { filesUnder } from '../../storage/contract/object-store.contract.ts';
 
 const CHILD = fileURLToPath(new URL('./crash-child.fixture.ts', import.meta.url));
 const HOUR = Date.UTC(2026, 10, 21, 5);
@@ -65,6 +67,13 @@ describe('hourly job killed mid-write (SIGKILL)', () => {
       db.close();
       assert.equal(row?.rows, ROWS);
       assert.equal(row?.checksum, createHash('sha256').update(readFileSync(store.pathOf(KEY))).digest('hex'));
+      // Temp files of killed runs are swept once old enough to be dead.
+      const later = new ManualClock(Date.now() + 2 * 3_600_000);
+      outcomes.push(`leftovers before sweep: ${filesUnder(join(dir, 'exports', '.tmp')).length + filesUnder(join(dir, 'work')).length}`);
+      await new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock: later }).sweepTemp();
+      await sweepWorkDir({ workDir: join(dir, 'work'), clock: later });
+      assert.deepEqual(filesUnder(join(dir, 'exports', '.tmp')), []);
+      assert.deepEqual(filesUnder(join(dir, 'work')), []);
       console.log(outcomes.join('\n'));
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { FeedId } from '../feeds/feed-catalog.ts';
 import { HOUR_MS, hourOf } from '../feeds/feed-log.ts';
 import { runRollup } from './daily-rollup-job.ts';
-import type { ExportJobDeps } from './export-job.ts';
+import { sweepWorkDir, type ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
 import { DAY_MS, dayStartMs, utcDate } from './snapshot-keys.ts';
 
@@ -70,7 +70,8 @@ export function nextWakeMs(nowMs: number, o: ScheduleOptions = DEFAULT_SCHEDULE)
 }
 
 export interface SchedulerHooks {
-  onError?: (job: DueJob, e: Error) => void;
+  /** `sweep`: removing leftovers of dead jobs at start failed. */
+  onError?: (job: DueJob | 'sweep', e: Error) => void;
   onDone?: (job: DueJob) => void;
   /** Timer, injectable for tests. */
   setTimer?: (fn: () => void, ms: number) => { unref?(): void };
@@ -98,6 +99,8 @@ export class ExportScheduler {
   start(): void {
     this.stopped = false;
     this.stopping = false;
+    // Leftovers of jobs killed mid-write; never visible, but they take disk.
+    sweepWorkDir(this.deps).catch((e: Error) => this.hooks.onError?.('sweep', e));
     this.arm(0);
   }
 

@@ -179,7 +179,7 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
 /** Files in a directory tree (relative paths), for backends that keep temp files on disk. */
 export function filesUnder(dir: string): string[] {
   try {
-    return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name).slice(dir.length + 1));
+    return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => !d.isDirectory()).map((d) => join(d.parentPath, d.name).slice(dir.length + 1));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
