@@ -86,6 +86,13 @@ for (const spool of ['fifo', 'file'] as const) describe(`${ParquetWriter.name} (
     assert.equal(a.rows, 20_000);
   });
 
+  it('should take concurrent writes on one writer', async () => {
+    const make = (n: number) => Array.from({ length: n }, (_, i) => ({ info_hash: `h${i}`, name: `n${i}`, magnet_uri: 'm', total_size: i, piece_length: 1, file_count: 1, timestamp: i }));
+    const infos = await Promise.all([30_000, 20_000, 10_000].map((n) => writer.write(FEEDS.torrents, linesOf(make(n)), join(dir, `c${n}.parquet`))));
+    assert.deepEqual(infos.map((i) => i.rows), [30_000, 20_000, 10_000]);
+    assert.equal((await readParquet(join(dir, 'c20000.parquet'))).numRows, 20_000);
+  });
+
   it('should fail, not hang, on a record DuckDB cannot type, or when reading the log fails midway', async () => {
     const bad = [{ range_start: 'a', range_end: 'b', provider: 'p', type: 't', country_code: 'DE', asn: 'not a number', timestamp: 1 }];
     await assert.rejects(writer.write(FEEDS.anonymizers, linesOf(bad), join(dir, 'bad.parquet')));

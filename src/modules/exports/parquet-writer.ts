@@ -50,14 +50,26 @@ export class ParquetWriter {
     private readonly fifo: boolean,
   ) {}
 
+  private queue: Promise<unknown> = Promise.resolve();
+
   static async create(opts: ParquetWriterOptions = {}): Promise<ParquetWriter> {
     const db = await DuckDBInstance.create(':memory:', opts.threads ? { threads: String(opts.threads) } : {});
     const con = await db.connect();
     return new ParquetWriter(db, con, opts.spoolDir ?? tmpdir(), opts.spool !== 'file');
   }
 
-  /** Writes `lines` (in order) to `outFile`, replacing it. Zero lines give a valid file with zero rows. */
-  async write(feed: FeedDef, lines: AsyncIterable<string>, outFile: string, kv: Record<string, string> = {}): Promise<ParquetFileInfo> {
+  /**
+   * Writes `lines` (in order) to `outFile`, replacing it. Zero lines give a valid file with zero rows.
+   * Calls run one at a time: the connection runs one query at a time anyway, and a queued COPY would
+   * hold a libuv thread while its FIFO's blocking open() waits for a reader, starving the pool.
+   */
+  write(feed: FeedDef, lines: AsyncIterable<string>, outFile: string, kv: Record<string, string> = {}): Promise<ParquetFileInfo> {
+    const run = this.queue.then(() => this.writeNow(feed, lines, outFile, kv));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async writeNow(feed: FeedDef, lines: AsyncIterable<string>, outFile: string, kv: Record<string, string>): Promise<ParquetFileInfo> {
     const schema = schemaOf(feed);
     // No row_count here: with a FIFO the count is known only at the end; the footer's num_rows is it.
     const options = `(FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kvLiteral({ ...kv, feed: feed.id, schema: JSON.stringify(schema) })})`;
