@@ -25,9 +25,10 @@ export interface ParquetWriterOptions {
   /** DuckDB worker threads; defaults to DuckDB's choice (all cores). */
   threads?: number;
   /**
-   * `fifo` (default, falls back to `file` where mkfifo is missing): DuckDB reads a named pipe while
-   * JS fills it, so parsing overlaps reading the log and a day never sits on disk twice.
-   * `file`: a temp NDJSON file, then DuckDB.
+   * `file` (default): a temp NDJSON file, then DuckDB. `fifo` (falls back to `file` where mkfifo is
+   * missing): DuckDB reads a named pipe while JS fills it, so a day's lines never sit on disk; on the
+   * 2-core bench machine it was no faster (bench/exports.bench.ts), and it has sharper edges
+   * (blocking opens in the libuv pool), so it is opt-in.
    */
   spool?: 'fifo' | 'file';
 }
@@ -55,7 +56,7 @@ export class ParquetWriter {
   static async create(opts: ParquetWriterOptions = {}): Promise<ParquetWriter> {
     const db = await DuckDBInstance.create(':memory:', opts.threads ? { threads: String(opts.threads) } : {});
     const con = await db.connect();
-    return new ParquetWriter(db, con, opts.spoolDir ?? tmpdir(), opts.spool !== 'file');
+    return new ParquetWriter(db, con, opts.spoolDir ?? tmpdir(), opts.spool === 'fifo');
   }
 
   /**
