@@ -2,6 +2,7 @@
 import { benchHttpLookup } from './http-lookup.bench.ts';
 import { benchIntelIndex } from './intel-index.bench.ts';
 import { benchFanOut, benchIngestion } from './feeds.bench.ts';
+import { benchExports } from './exports.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -9,6 +10,7 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'HTTP lookups (127.0.0.1)': () => benchHttpLookup(),
   'feed ingestion into the durable log (in-process)': benchIngestion,
   'feed stream fan-out (127.0.0.1)': () => benchFanOut(),
+  'parquet exports (in-process)': benchExports,
 };
 
 for (const [name, run] of Object.entries(suites)) {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../../lib/clock.ts';
 import { FEEDS, type FeedId } from '../feeds/feed-catalog.ts';
@@ -47,3 +47,21 @@ export async function publishSnapshot(
 export async function* concatHours(log: FeedLog, feed: FeedId, hourStarts: readonly number[]): AsyncIterable<string> {
   for (const h of hourStarts) yield* log.readHour(feed, h);
 }
+
+/** Deletes the files of a flat directory last modified before `cutoffMs`; returns how many went. */
+export async function sweepOld(dir: string, cutoffMs: number): Promise<number> {
+  let n = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const file = join(dir, name);
+    const st = await stat(file).catch(() => undefined);
+    if (st && (st.isFile() || st.isFIFO()) && st.mtimeMs < cutoffMs) {
+      await rm(file, { force: true });
+      n++;
+    }
+  }
+  return n;
+}
+
+/** Removes parquet files and spools left in the work dir by jobs that died (older than an hour: no live job is). */
+export const sweepWorkDir = (deps: Pick<ExportJobDeps, 'workDir' | 'clock'>, olderThanMs = 3_600_000): Promise<number> =>
+  sweepOld(deps.workDir, deps.clock.now() - olderThanMs);

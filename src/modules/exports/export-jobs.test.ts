@@ -114,6 +114,7 @@ describe('export jobs', () => {
     assert.deepEqual(await deps.catalog.latestHourly('proxies'), today0);
     const again = await runRollup(deps, 'proxies', '2026-11-21');
     assert.equal(again.checksum, daily.checksum);
+    await assert.rejects(runHourly(deps, 'proxies', D0 + 3 * HOUR_MS), /already rolled up/);
   });
 
   it('should leave nothing visible after a crash between upload and catalog write, and complete on rerun', async () => {

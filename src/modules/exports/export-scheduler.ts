@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { FeedId } from '../feeds/feed-catalog.ts';
 import { HOUR_MS, hourOf } from '../feeds/feed-log.ts';
 import { runRollup } from './daily-rollup-job.ts';
-import type { ExportJobDeps } from './export-job.ts';
+import { sweepWorkDir, type ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
 import { DAY_MS, dayStartMs, utcDate } from './snapshot-keys.ts';
 
@@ -70,7 +70,8 @@ export function nextWakeMs(nowMs: number, o: ScheduleOptions = DEFAULT_SCHEDULE)
 }
 
 export interface SchedulerHooks {
-  onError?: (job: DueJob, e: Error) => void;
+  /** `sweep`: removing leftovers of dead jobs at start failed. */
+  onError?: (job: DueJob | 'sweep', e: Error) => void;
   onDone?: (job: DueJob) => void;
   /** Timer, injectable for tests. */
   setTimer?: (fn: () => void, ms: number) => { unref?(): void };
@@ -85,6 +86,7 @@ export class ExportScheduler {
   private timer: unknown;
   private running: Promise<void> | undefined;
   private stopped = true;
+  private stopping = false;
 
   constructor(
     private readonly deps: ExportJobDeps,
@@ -96,11 +98,15 @@ export class ExportScheduler {
 
   start(): void {
     this.stopped = false;
+    this.stopping = false;
+    // Leftovers of jobs killed mid-write; never visible, but they take disk.
+    sweepWorkDir(this.deps).catch((e: Error) => this.hooks.onError?.('sweep', e));
     this.arm(0);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     (this.hooks.clearTimer ?? ((t) => clearTimeout(t as NodeJS.Timeout)))(this.timer);
     await this.running;
   }
@@ -109,7 +115,8 @@ export class ExportScheduler {
   async tick(): Promise<DueJob[]> {
     const jobs = dueJobs(this.clock.now(), await this.view(), this.opts);
     for (const job of jobs) {
-      if (this.stopped && this.timer !== undefined) break;
+      // stop() lets the running job finish, not the rest of the batch.
+      if (this.stopping) break;
       try {
         if (job.kind === 'hourly') await runHourly(this.deps, job.feed, job.hourStartMs);
         else await runRollup(this.deps, job.feed, job.date);

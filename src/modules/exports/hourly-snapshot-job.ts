@@ -11,9 +11,12 @@ import { hourlyKey, utcDate, utcHour } from './snapshot-keys.ts';
  */
 export async function runHourly(deps: ExportJobDeps, feed: FeedId, hourStartMs: number): Promise<Snapshot> {
   if (hourStartMs % HOUR_MS !== 0) throw new Error(`not an hour start: ${new Date(hourStartMs).toISOString()}`);
+  const date = utcDate(hourStartMs);
+  // Hours of a rolled-up date are served by the daily file (and answered 400); never recreate them.
+  if ((await deps.catalog.rollupState(feed, date))?.state === 'done') throw new Error(`${feed} ${date} is already rolled up`);
   return publishSnapshot(
     deps,
-    { feed, kind: 'hourly', date: utcDate(hourStartMs), hour: utcHour(hourStartMs), key: hourlyKey(feed, hourStartMs) },
+    { feed, kind: 'hourly', date, hour: utcHour(hourStartMs), key: hourlyKey(feed, hourStartMs) },
     deps.feedLog.readHour(feed, hourStartMs),
   );
 }

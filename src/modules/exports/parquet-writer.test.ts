@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FEEDS } from '../feeds/feed-catalog.ts';
@@ -12,12 +12,12 @@ async function* linesOf(records: object[]): AsyncIterable<string> {
   for (const r of records) yield JSON.stringify(r);
 }
 
-describe(ParquetWriter.name, () => {
+for (const spool of ['fifo', 'file'] as const) describe(`${ParquetWriter.name} (${spool} spool)`, () => {
   let dir: string;
   let writer: ParquetWriter;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'umbra-pq-'));
-    writer = await ParquetWriter.create({ spoolDir: join(dir, 'spool'), threads: 2 });
+    writer = await ParquetWriter.create({ spoolDir: join(dir, 'spool'), threads: 2, spool });
   });
   after(() => {
     writer.close();
@@ -36,7 +36,7 @@ describe(ParquetWriter.name, () => {
     assert.equal(info.size, readFileSync(out).length);
     const pq = await readParquet(out);
     assert.equal(pq.numRows, 3000);
-    assert.equal(pq.kv.row_count, '3000');
+    assert.equal(pq.kv.feed, 'anonymizers');
     assert.deepEqual(JSON.parse(pq.kv.schema!), info.schema);
     assert.deepEqual(pq.fields, FEEDS.anonymizers.parquet.map((c) => ({ name: c.name, type: c.type })));
     assert.deepEqual(info.schema.fields, pq.fields);
@@ -74,7 +74,6 @@ describe(ParquetWriter.name, () => {
       assert.equal(info.rows, 0);
       const pq = await readParquet(out);
       assert.equal(pq.numRows, 0);
-      assert.equal(pq.kv.row_count, '0');
       assert.deepEqual(pq.fields, feed.parquet.map((c) => ({ name: c.name, type: c.type })), feed.id);
     }
   });
@@ -85,5 +84,25 @@ describe(ParquetWriter.name, () => {
     const b = await writer.write(FEEDS.honeypot_adb, linesOf(records), join(dir, 'adb2.parquet'));
     assert.equal(a.sha256, b.sha256);
     assert.equal(a.rows, 20_000);
+  });
+
+  it('should take concurrent writes on one writer', async () => {
+    const make = (n: number) => Array.from({ length: n }, (_, i) => ({ info_hash: `h${i}`, name: `n${i}`, magnet_uri: 'm', total_size: i, piece_length: 1, file_count: 1, timestamp: i }));
+    const infos = await Promise.all([30_000, 20_000, 10_000].map((n) => writer.write(FEEDS.torrents, linesOf(make(n)), join(dir, `c${n}.parquet`))));
+    assert.deepEqual(infos.map((i) => i.rows), [30_000, 20_000, 10_000]);
+    assert.equal((await readParquet(join(dir, 'c20000.parquet'))).numRows, 20_000);
+  });
+
+  it('should fail, not hang, on a record DuckDB cannot type, or when reading the log fails midway', async () => {
+    const bad = [{ range_start: 'a', range_end: 'b', provider: 'p', type: 't', country_code: 'DE', asn: 'not a number', timestamp: 1 }];
+    await assert.rejects(writer.write(FEEDS.anonymizers, linesOf(bad), join(dir, 'bad.parquet')));
+    async function* broken(): AsyncIterable<string> {
+      for (let i = 0; i < 50_000; i++) yield JSON.stringify({ ip: '192.0.2.1', provider: 'p', type: 't', timestamp: i, country_code: 'DE', asn: i });
+      throw new Error('log read failed');
+    }
+    await assert.rejects(writer.write(FEEDS.proxies, broken(), join(dir, 'broken.parquet')), /log read failed/);
+    assert.deepEqual(readdirSync(join(dir, 'spool')), [], 'spools removed');
+    // The writer is still usable afterwards.
+    assert.equal((await writer.write(FEEDS.proxies, linesOf([]), join(dir, 'after.parquet'))).rows, 0);
   });
 });

@@ -1,6 +1,7 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { constants, createReadStream } from 'node:fs';
 import { mkdir, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,13 @@ export interface ParquetWriterOptions {
   spoolDir?: string;
   /** DuckDB worker threads; defaults to DuckDB's choice (all cores). */
   threads?: number;
+  /**
+   * `file` (default): a temp NDJSON file, then DuckDB. `fifo` (falls back to `file` where mkfifo is
+   * missing): DuckDB reads a named pipe while JS fills it, so a day's lines never sit on disk; on the
+   * 2-core bench machine it was no faster (bench/exports.bench.ts), and it has sharper edges
+   * (blocking opens in the libuv pool), so it is opt-in.
+   */
+  spool?: 'fifo' | 'file';
 }
 
 export const schemaOf = (feed: FeedDef): ParquetSchema => ({ fields: feed.parquet.map((c) => ({ name: c.name, type: c.type })) });
@@ -30,9 +38,9 @@ export const schemaOf = (feed: FeedDef): ParquetSchema => ({ fields: feed.parque
 /**
  * Writes a feed's records (canonical JSON lines) to a zstd parquet file with DuckDB.
  *
- * The lines are spooled to a temp NDJSON file and DuckDB's `read_json` parses them with explicit
- * column types, in C++ and on all cores: no JSON.parse or per-row call from JS. That works for every
- * FeedLog backend because the spool is ours. (A typed appender was measured 5x slower; see bench/.)
+ * The lines are spooled (to a FIFO or a temp file) as NDJSON and DuckDB's `read_json` parses them
+ * with explicit column types, in C++: no JSON.parse or per-row call from JS. That works for every
+ * FeedLog backend because the spool is ours. (A typed appender was measured 2-3x slower; see bench/.)
  * DuckDB keeps insertion order, so the same lines always give the same bytes.
  */
 export class ParquetWriter {
@@ -40,29 +48,67 @@ export class ParquetWriter {
     private readonly db: DuckDBInstance,
     private readonly con: DuckDBConnection,
     private readonly spoolDir: string,
+    private readonly fifo: boolean,
   ) {}
+
+  private queue: Promise<unknown> = Promise.resolve();
 
   static async create(opts: ParquetWriterOptions = {}): Promise<ParquetWriter> {
     const db = await DuckDBInstance.create(':memory:', opts.threads ? { threads: String(opts.threads) } : {});
     const con = await db.connect();
-    return new ParquetWriter(db, con, opts.spoolDir ?? tmpdir());
+    return new ParquetWriter(db, con, opts.spoolDir ?? tmpdir(), opts.spool === 'fifo');
   }
 
-  /** Writes `lines` (in order) to `outFile`, replacing it. Zero lines give a valid file with zero rows. */
-  async write(feed: FeedDef, lines: AsyncIterable<string>, outFile: string, kv: Record<string, string> = {}): Promise<ParquetFileInfo> {
+  /**
+   * Writes `lines` (in order) to `outFile`, replacing it. Zero lines give a valid file with zero rows.
+   * Calls run one at a time: the connection runs one query at a time anyway, and a queued COPY would
+   * hold a libuv thread while its FIFO's blocking open() waits for a reader, starving the pool.
+   */
+  write(feed: FeedDef, lines: AsyncIterable<string>, outFile: string, kv: Record<string, string> = {}): Promise<ParquetFileInfo> {
+    const run = this.queue.then(() => this.writeNow(feed, lines, outFile, kv));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async writeNow(feed: FeedDef, lines: AsyncIterable<string>, outFile: string, kv: Record<string, string>): Promise<ParquetFileInfo> {
+    const schema = schemaOf(feed);
+    // No row_count here: with a FIFO the count is known only at the end; the footer's num_rows is it.
+    const options = `(FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kvLiteral({ ...kv, feed: feed.id, schema: JSON.stringify(schema) })})`;
+    const it = lines[Symbol.asyncIterator]();
+    let first = await it.next();
+    while (!first.done && first.value === '') first = await it.next();
+    if (first.done) {
+      const empty = feed.parquet.map((c) => `CAST(NULL AS ${c.type}) AS ${ident(c.name)}`).join(', ');
+      await this.con.run(`COPY (SELECT ${empty} LIMIT 0) TO ${lit(outFile)} ${options}`);
+      return { ...(await digest(outFile)), rows: 0, schema };
+    }
+    const rest = { first: first.value, it };
     await mkdir(this.spoolDir, { recursive: true });
     const spool = join(this.spoolDir, `umbra-spool-${randomBytes(8).toString('hex')}.ndjson`);
+    const { readColumns, select } = readPlan(feed);
+    const sql = `COPY (SELECT ${select} FROM read_json(${lit(spool)}, format = 'newline_delimited', columns = ${readColumns}, maximum_object_size = 67108864))
+      TO ${lit(outFile)} ${options}`;
     try {
-      const rows = await spoolLines(lines, spool);
-      const schema = schemaOf(feed);
-      const meta = { ...kv, feed: feed.id, row_count: String(rows), schema: JSON.stringify(schema) };
-      const { readColumns, select } = readPlan(feed);
-      const source = rows === 0
-        ? `(SELECT ${feed.parquet.map((c) => `CAST(NULL AS ${c.type}) AS ${ident(c.name)}`).join(', ')} LIMIT 0)`
-        : `(SELECT ${select} FROM read_json(${lit(spool)}, format = 'newline_delimited', columns = ${readColumns}, maximum_object_size = 67108864))`;
-      const res = await this.con.run(`COPY ${source} TO ${lit(outFile)} (FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kvLiteral(meta)})`);
+      let rows: number;
+      let written: number;
+      if (this.fifo && makeFifo(spool)) {
+        // DuckDB parses on its threads while this thread is still reading the log.
+        const copy = this.con.run(sql);
+        // If DuckDB fails before opening the FIFO, the writer's open() would wait forever.
+        copy.catch(() => openFifoReader(spool));
+        try {
+          rows = await spoolLines(rest, spool);
+        } catch (e) {
+          await copy; // a DuckDB error explains a broken pipe better than EPIPE does
+          throw e;
+        }
+        written = Number((await copy).rowsChanged);
+      } else {
+        rows = await spoolLines(rest, spool);
+        written = Number((await this.con.run(sql)).rowsChanged);
+      }
       // COPY reports the rows it wrote: a mismatch means a line did not become exactly one row.
-      if (res.rowsChanged !== rows) throw new Error(`parquet writer: ${res.rowsChanged} rows written for ${rows} lines`);
+      if (written !== rows) throw new Error(`parquet writer: ${written} rows written for ${rows} lines`);
       return { ...(await digest(outFile)), rows, schema };
     } finally {
       await rm(spool, { force: true });
@@ -75,30 +121,48 @@ export class ParquetWriter {
   }
 }
 
-async function spoolLines(lines: AsyncIterable<string>, file: string): Promise<number> {
+/**
+ * Writes lines to a file or FIFO in ~1 MB chunks, keeping one write in flight; returns the line count.
+ * Takes the iterator itself: a wrapping generator would cost one more await per line.
+ */
+async function spoolLines(lines: { first: string; it: AsyncIterator<string> }, file: string): Promise<number> {
   const fh = await open(file, 'w');
-  let rows = 0;
-  let batch: string[] = [];
-  let batchChars = 0;
-  const flush = async () => {
-    if (batch.length === 0) return;
-    await fh.writeFile(`${batch.join('\n')}\n`);
-    batch = [];
-    batchChars = 0;
-  };
+  let rows = 1;
+  let buf = `${lines.first}\n`;
+  let pending: Promise<void> = Promise.resolve();
   try {
-    for await (const line of lines) {
+    for (let r = await lines.it.next(); !r.done; r = await lines.it.next()) {
+      const line = r.value;
       if (line === '') continue;
-      batch.push(line);
-      batchChars += line.length;
+      buf += `${line}\n`;
       rows++;
-      if (batchChars >= 1 << 22) await flush();
+      if (buf.length >= 1 << 20) {
+        const chunk = buf;
+        buf = '';
+        await pending;
+        pending = fh.writeFile(chunk);
+      }
     }
-    await flush();
+    await pending;
+    await fh.writeFile(buf);
   } finally {
+    await pending.catch(() => {});
     await fh.close();
   }
   return rows;
+}
+
+function makeFifo(path: string): boolean {
+  try {
+    execFileSync('mkfifo', ['-m', '600', path], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function openFifoReader(path: string): void {
+  open(path, constants.O_RDONLY | constants.O_NONBLOCK).then((fh) => fh.close(), () => {});
 }
 
 interface Node { type?: string; children: Map<string, Node> }

@@ -89,6 +89,8 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
         assert.deepEqual(await store.list('ja4t/latest/'), ['ja4t/latest/00_ja4t.parquet', 'ja4t/latest/01_ja4t.parquet']);
         assert.deepEqual(await store.list('ja4t/'), ['ja4t/2026/11/20/ja4t.parquet', 'ja4t/latest/00_ja4t.parquet', 'ja4t/latest/01_ja4t.parquet']);
         assert.deepEqual(await store.list('honeypot_dns/'), []);
+        assert.equal(await store.head('ja4t/latest'), undefined, 'a prefix is not an object');
+        assert.equal(await store.get('ja4t/latest'), undefined);
       });
     });
 
@@ -177,7 +179,7 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
 /** Files in a directory tree (relative paths), for backends that keep temp files on disk. */
 export function filesUnder(dir: string): string[] {
   try {
-    return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => join(d.parentPath, d.name).slice(dir.length + 1));
+    return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => !d.isDirectory()).map((d) => join(d.parentPath, d.name).slice(dir.length + 1));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;

@@ -4,6 +4,7 @@ import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promis
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../lib/clock.ts';
+import { sweepOld } from '../../modules/exports/export-job.ts';
 import { assertValidKey, isValidKey, type ObjectInfo, type ObjectMeta, type ObjectStore, type SigningSecret, type VerifyResult } from '../../modules/exports/object-store.ts';
 
 export interface FsObjectStoreOptions {
@@ -67,7 +68,10 @@ export class FsObjectStore implements ObjectStore {
     if (!isValidKey(key)) return undefined;
     let size: number;
     try {
-      size = (await stat(this.file(key))).size;
+      const st = await stat(this.file(key));
+      // A key prefix is a directory here, never an object.
+      if (!st.isFile()) return undefined;
+      size = st.size;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw e;
@@ -82,6 +86,10 @@ export class FsObjectStore implements ObjectStore {
     if (!isValidKey(key)) return undefined;
     try {
       const fh = await open(this.file(key), 'r');
+      if (!(await fh.stat()).isFile()) {
+        await fh.close();
+        return undefined;
+      }
       return fh.createReadStream();
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -142,6 +150,14 @@ export class FsObjectStore implements ObjectStore {
     // Checked after the signature so a forged expiry never reads as merely "expired".
     if (this.opts.clock.now() / 1000 > expires) return { ok: false, reason: 'EXPIRED' };
     return { ok: true, key };
+  }
+
+  /**
+   * Removes temp files of puts cut short by a crash (a live put takes seconds, so an hour-old temp
+   * file is dead). For the composition root to call at startup; they are never visible as objects.
+   */
+  async sweepTemp(olderThanMs = 3_600_000): Promise<number> {
+    return sweepOld(join(this.root, TMP), this.opts.clock.now() - olderThanMs);
   }
 
   /** Local path of an object, for a download route that streams it with sendfile. */

@@ -1,0 +1,82 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ManualClock } from '../../lib/clock.ts';
+import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
+import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
+import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
+import { readParquet } from './parquet-test-reader.ts';
+import { sweepWorkDir } from './export-job.ts';
+import { filesUnder } from '../../storage/contract/object-store.contract.ts';
+
+const CHILD = fileURLToPath(new URL('./crash-child.fixture.ts', import.meta.url));
+const HOUR = Date.UTC(2026, 10, 21, 5);
+const ROWS = 200_000;
+const KEY = 'proxies/latest/05_proxies.parquet';
+
+function runChild(dir: string, mode: string, killAfterMs?: number): Promise<{ finished: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, mode, String(HOUR), String(ROWS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (killAfterMs !== undefined && out.includes('started')) setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    });
+    child.on('error', reject);
+    child.on('exit', () => resolve({ finished: out.includes('finished') }));
+  });
+}
+
+describe('hourly job killed mid-write (SIGKILL)', () => {
+  it('should never expose a partial object or a row that disagrees with its bytes, and a rerun completes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'umbra-crash-'));
+    try {
+      assert.equal(spawnSync(process.execPath, ['--import', 'tsx', CHILD, dir, 'seed', String(HOUR), String(ROWS)], { stdio: 'inherit' }).status, 0);
+      const clock = new ManualClock(HOUR);
+      const store = new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock });
+      // Kill points spread over the job: parquet writing, upload, catalog write.
+      const outcomes: string[] = [];
+      for (const killAfter of [40, 140, 240, 340, 440, 540, 640]) {
+        const { finished } = await runChild(dir, 'hourly', killAfter);
+        const db = openSqlite(join(dir, 'umbra.db'));
+        try {
+          const row = await new SqliteSnapshotCatalog(db).get('proxies', '2026-11-21', 5);
+          const head = await store.head(KEY);
+          assert.deepEqual(await store.list('proxies/'), head ? [KEY] : []);
+          if (head) {
+            // Whatever is visible is a whole parquet file with every row of the hour.
+            const bytes = readFileSync(store.pathOf(KEY));
+            assert.equal((await readParquet(bytes)).numRows, ROWS);
+            if (row) assert.equal(row.checksum, createHash('sha256').update(bytes).digest('hex'));
+          } else {
+            assert.equal(row, undefined, 'a row never points at a missing object');
+          }
+          outcomes.push(`${killAfter}ms: ${finished ? 'finished' : 'killed'}, object ${head ? 'whole' : 'absent'}, row ${row ? 'yes' : 'no'}`);
+        } finally {
+          db.close();
+        }
+      }
+      assert.equal((await runChild(dir, 'hourly')).finished, true, 'a rerun completes');
+      const db = openSqlite(join(dir, 'umbra.db'));
+      const row = await new SqliteSnapshotCatalog(db).get('proxies', '2026-11-21', 5);
+      db.close();
+      assert.equal(row?.rows, ROWS);
+      assert.equal(row?.checksum, createHash('sha256').update(readFileSync(store.pathOf(KEY))).digest('hex'));
+      // Temp files of killed runs are swept once old enough to be dead.
+      const later = new ManualClock(Date.now() + 2 * 3_600_000);
+      outcomes.push(`leftovers before sweep: ${filesUnder(join(dir, 'exports', '.tmp')).length + filesUnder(join(dir, 'work')).length}`);
+      await new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock: later }).sweepTemp();
+      await sweepWorkDir({ workDir: join(dir, 'work'), clock: later });
+      assert.deepEqual(filesUnder(join(dir, 'exports', '.tmp')), []);
+      assert.deepEqual(filesUnder(join(dir, 'work')), []);
+      console.log(outcomes.join('\n'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
