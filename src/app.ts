@@ -131,7 +131,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         metrics.exportLastJob.set(lastExportJobAt);
       },
       onError: (job, e) => {
-        metrics.exportJobs.inc({ kind: job.kind, outcome: 'failed' });
+        metrics.exportJobs.inc({ kind: job === 'sweep' ? 'sweep' : job.kind, outcome: 'failed' });
         logger.error({ job, err: e.message }, 'export job failed; retried at the next wake');
       },
     });
