@@ -50,7 +50,7 @@ export async function benchExports(): Promise<Record<string, number | string>> {
       });
       for (const [mode, w] of Object.entries(writers)) {
         await time(mode, async () => {
-          const info = await w.write(FEEDS.anonymizers, log.readHour('anonymizers', HOUR), join(dir, `${mode}.parquet`));
+          const info = await w.write(FEEDS.anonymizers, log.readHourBlocks('anonymizers', HOUR), join(dir, `${mode}.parquet`));
           if (info.rows !== ROWS) throw new Error(`wrote ${info.rows} of ${ROWS}`);
           size = info.size;
         });

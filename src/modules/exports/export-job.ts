@@ -45,7 +45,7 @@ export async function publishSnapshot(
 }
 
 export async function* concatHours(log: FeedLog, feed: FeedId, hourStarts: readonly number[]): AsyncIterable<string> {
-  for (const h of hourStarts) yield* log.readHour(feed, h);
+  for (const h of hourStarts) yield* log.readHourBlocks(feed, h);
 }
 
 /** Deletes the files of a flat directory last modified before `cutoffMs`; returns how many went. */

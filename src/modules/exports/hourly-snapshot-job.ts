@@ -17,6 +17,6 @@ export async function runHourly(deps: ExportJobDeps, feed: FeedId, hourStartMs: 
   return publishSnapshot(
     deps,
     { feed, kind: 'hourly', date, hour: utcHour(hourStartMs), key: hourlyKey(feed, hourStartMs) },
-    deps.feedLog.readHour(feed, hourStartMs),
+    deps.feedLog.readHourBlocks(feed, hourStartMs),
   );
 }

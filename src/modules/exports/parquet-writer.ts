@@ -64,6 +64,7 @@ export class ParquetWriter {
    * Calls run one at a time: the connection runs one query at a time anyway, and a queued COPY would
    * hold a libuv thread while its FIFO's blocking open() waits for a reader, starving the pool.
    */
+  /** `lines`: one line per item, or blocks of lines joined by '\n' (FeedLog.readHourBlocks). */
   write(feed: FeedDef, lines: AsyncIterable<string>, outFile: string, kv: Record<string, string> = {}): Promise<ParquetFileInfo> {
     const run = this.queue.then(() => this.writeNow(feed, lines, outFile, kv));
     this.queue = run.catch(() => {});
@@ -128,6 +129,7 @@ export class ParquetWriter {
 async function spoolLines(lines: { first: string; it: AsyncIterator<string> }, file: string): Promise<number> {
   const fh = await open(file, 'w');
   let rows = 1;
+  for (let i = lines.first.indexOf('\n'); i !== -1; i = lines.first.indexOf('\n', i + 1)) rows++;
   let buf = `${lines.first}\n`;
   let pending: Promise<void> = Promise.resolve();
   try {
@@ -135,7 +137,9 @@ async function spoolLines(lines: { first: string; it: AsyncIterator<string> }, f
       const line = r.value;
       if (line === '') continue;
       buf += `${line}\n`;
+      // An item may be a block of lines joined by '\n' (FeedLog.readHourBlocks): count them all.
       rows++;
+      for (let i = line.indexOf('\n'); i !== -1; i = line.indexOf('\n', i + 1)) rows++;
       if (buf.length >= 1 << 20) {
         const chunk = buf;
         buf = '';

@@ -19,6 +19,11 @@ export interface FeedLog {
   append(feed: FeedId, entries: readonly FeedLogEntry[]): Promise<void>;
   /** The lines of one hour partition in append order; a torn last line left by a crash is skipped. */
   readHour(feed: FeedId, hourStartMs: number): AsyncIterable<string>;
+  /**
+   * The same lines in blocks: each item is one or more whole lines joined by '\n' (no empty line, no
+   * trailing newline), so bulk readers (the parquet writer) pay one await per block, not per line.
+   */
+  readHourBlocks(feed: FeedId, hourStartMs: number): AsyncIterable<string>;
   /** Start (ms) of every hour partition that exists for the feed, ascending. */
   hours(feed: FeedId): Promise<number[]>;
   /** Deletes partitions whose hour starts before the given time; returns how many went. */

@@ -24,6 +24,10 @@ export function feedLogContract(backend: string, make: () => Promise<{ log: Feed
         await log.append('proxies', [{ timeMs: h0 + 20, line: '{"n":4}' }]);
         assert.deepEqual(await collect(log.readHour('proxies', h0)), ['{"n":1}', '{"n":3}', '{"n":4}']);
         assert.deepEqual(await collect(log.readHour('proxies', h0 + HOUR_MS)), ['{"n":2}']);
+        const blocks = await collect(log.readHourBlocks('proxies', h0));
+        assert.deepEqual(blocks.join('\n').split('\n'), ['{"n":1}', '{"n":3}', '{"n":4}'], 'blocks hold the same lines');
+        assert.ok(blocks.every((b) => b !== '' && !b.endsWith('\n') && !b.includes('\n\n')));
+        assert.deepEqual(await collect(log.readHourBlocks('torrents', h0)), []);
         assert.deepEqual(await log.hours('proxies'), [h0, h0 + HOUR_MS]);
         assert.deepEqual(await log.hours('torrents'), []);
         assert.deepEqual(await collect(log.readHour('torrents', h0)), [], 'a missing partition reads as empty');

@@ -105,14 +105,23 @@ export class FileFeedLog implements FeedLog {
   }
 
   async *readHour(feed: FeedId, hourStartMs: number): AsyncIterable<string> {
+    for await (const block of this.readHourBlocks(feed, hourStartMs)) yield* block.split('\n');
+  }
+
+  async *readHourBlocks(feed: FeedId, hourStartMs: number): AsyncIterable<string> {
     const { file } = partitionPath(this.dir, feed, hourOf(hourStartMs));
     let rest = '';
     try {
       for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
         const text = rest + (chunk as string);
-        const lines = text.split('\n');
-        rest = lines.pop()!;
-        for (const line of lines) if (line !== '') yield line;
+        const cut = text.lastIndexOf('\n');
+        if (cut === -1) {
+          rest = text;
+          continue;
+        }
+        rest = text.slice(cut + 1);
+        // Appends write whole non-empty lines, so a block between newlines holds no empty line.
+        if (cut > 0) yield text.slice(0, cut);
       }
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
