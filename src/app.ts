@@ -71,6 +71,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   let dataset = deps.dataset;
   const domainAggregates = new DomainAggregates();
   let lastExportJobAt: number | null = null;
+  // Snapshots per feed and kind, read for /health and at each /metrics scrape (the catalog is small).
+  const countSnapshots = async () =>
+    (
+      await Promise.all(
+        FEED_LIST.map(async (f) => {
+          const items = (await stores.snapshots.list(f.id, { limit: 100_000 })).items;
+          return (['hourly', 'daily'] as const).map((kind) => ({ feed: f.id, kind, count: items.filter((i) => i.kind === kind).length }));
+        }),
+      )
+    ).flat();
 
   const services: Services = {
     accounts: new AccountService(stores.accounts, stores.ledger, crypto, clock, { cacheMs: config.keyCacheMs }),
@@ -83,7 +93,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     exports: new ExportService(stores.snapshots, stores.objects, new CursorCodec(stores.signingKeys), clock),
     health: async () => {
       const problems = await stores.health();
-      const snapshots = (await Promise.all(FEED_LIST.map((f) => stores.snapshots.list(f.id, { limit: 100_000 })))).reduce((n, p) => n + p.items.length, 0);
+      const snapshots = (await countSnapshots()).reduce((n, c) => n + c.count, 0);
       return { status: problems.length === 0 ? 'ok' : 'unhealthy', problems, exports: { snapshots, last_job_at: lastExportJobAt } };
     },
   };
@@ -109,15 +119,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     simulator.start();
   }
 
-  metrics.snapshotCounter = async () =>
-    (
-      await Promise.all(
-        FEED_LIST.map(async (f) => {
-          const items = (await stores.snapshots.list(f.id, { limit: 100_000 })).items;
-          return (['hourly', 'daily'] as const).map((kind) => ({ feed: f.id, kind, count: items.filter((i) => i.kind === kind).length }));
-        }),
-      )
-    ).flat();
+  metrics.snapshotCounter = countSnapshots;
   let exportScheduler: ExportScheduler | undefined;
   let writer: ParquetWriter | undefined;
   if (deps.exportJobs) {
