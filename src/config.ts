@@ -69,6 +69,8 @@ export interface Config {
   datasetFile: string;
   /** The durable feed record log. */
   feedLogDir: string;
+  /** Imported IP range lists (umbra data import-list). */
+  listsDir: string;
   operatorTokenFile: string;
   signingKeysFile: string;
 }
@@ -111,6 +113,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     sqliteFile: resolve(dataDir, 'umbra.db'),
     datasetFile: resolve(dataDir, 'ip-dataset.bin'),
     feedLogDir: resolve(dataDir, 'feeds'),
+    listsDir: resolve(dataDir, 'lists'),
     operatorTokenFile: resolve(dataDir, 'operator-token'),
     signingKeysFile: resolve(dataDir, 'signing-keys'),
   };

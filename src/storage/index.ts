@@ -7,6 +7,8 @@ import type { RateLimiter } from '../modules/ratelimit/rate-limiter.ts';
 import type { FeedBus } from '../modules/feeds/feed-bus.ts';
 import type { FeedLog } from '../modules/feeds/feed-log.ts';
 import type { StreamSlots } from '../modules/feeds/stream-slots.ts';
+import type { IntelListStore } from '../modules/intel/lists/intel-list.ts';
+import { FileIntelListStore } from './embedded/file-intel-list-store.ts';
 import { FileFeedLog } from './embedded/file-feed-log.ts';
 import { MemoryFeedBus } from './embedded/memory-feed-bus.ts';
 import { MemoryStreamSlots } from './embedded/memory-stream-slots.ts';
@@ -29,6 +31,7 @@ export interface Stores {
   slots: StreamSlots;
   objects: ObjectStore;
   snapshots: SnapshotCatalog;
+  lists: IntelListStore;
   /** Download URL and cursor signing secrets, current first. */
   signingKeys: Array<{ id: string; secret: string }>;
   /** Problems that make the service unhealthy right now (empty when healthy). */
@@ -37,7 +40,7 @@ export interface Stores {
 }
 
 /** The only place that chooses a backend. */
-export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir' | 'dataDir' | 'signingKeys'>, clock: Clock = systemClock): Stores {
+export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir' | 'listsDir' | 'dataDir' | 'signingKeys'>, clock: Clock = systemClock): Stores {
   switch (config.storage) {
     case 'embedded': {
       const db = openSqlite(config.sqliteFile);
@@ -56,6 +59,7 @@ export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'cr
       return {
         objects,
         snapshots: new SqliteSnapshotCatalog(db),
+        lists: new FileIntelListStore(config.listsDir),
         signingKeys,
         feedLog,
         bus,

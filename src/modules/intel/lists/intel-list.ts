@@ -1,0 +1,35 @@
+/**
+ * Imported IP range lists (Tor exits, crawler and service ranges, relay egress, VPN ranges, cloud
+ * ranges). The importers turn a publisher's file into an IntelList; the intelligence index reads
+ * every stored list. A list is versioned by the hash of the imported content and its import time.
+ */
+export interface IntelList {
+  /**
+   * Upper-case kind: a category value of service.md (TOR_NODE, SEARCH_ENGINE, PRIVATE_RELAY, ...),
+   * or a network.type value (DATACENTER, ...) for lists that classify networks rather than flag them.
+   */
+  kind: string;
+  /** Upper-case provider tag (GOOGLEBOT, TOR, AWS, APPLE_PRIVATE_RELAY). */
+  provider: string;
+  /** Lower-case hex SHA-256 of the imported file, first 16 characters. */
+  version: string;
+  /** Unix seconds of the import. */
+  imported_at: number;
+  /** Detected publisher format, e.g. `cidr-lines`, `tor-bulk-exit-list`, `google-prefixes`. */
+  format: string;
+  /** Canonical CIDR strings, IPv4 and IPv6 (single addresses as /32 or /128), sorted, deduplicated. */
+  cidrs: string[];
+}
+
+/** Where imported lists are kept. Re-importing a kind with the same provider replaces that list. */
+export interface IntelListStore {
+  put(list: IntelList): Promise<void>;
+  /** True when a list was removed. */
+  remove(kind: string, provider: string): Promise<boolean>;
+  all(): Promise<IntelList[]>;
+  /**
+   * Changes whenever a list is put or removed, also by another process (the CLI imports while the
+   * server runs); cheap enough to poll every few seconds.
+   */
+  revision(): Promise<string>;
+}
