@@ -119,6 +119,11 @@ describe('parseList: bad entries', () => {
     assert.deepEqual(texts(r), ['66.249.64.0/27']);
     assert.deepEqual(r.rejected.map((p) => [p.line, p.entry]), [[5, '66.249.64.999/27'], [0, '7']]);
     assert.equal(r.rejected[1]!.reason, 'not a string');
+    // Escaped slashes (as some JSON writers emit) are read; a repeated bad value gets each of its lines.
+    const escaped = parseList('[\n"1.2.3.0\\/24",\n"bad",\n"bad",\n"10.0.0.1/8"\n]');
+    assert.deepEqual(texts(escaped), ['1.2.3.0/24', '10.0.0.0/8']);
+    assert.deepEqual(escaped.rejected.map((p) => p.line), [3, 4]);
+    assert.deepEqual(escaped.normalised.map((p) => p.line), [5]);
   });
 
   it('should refuse invalid or unknown JSON, and read an empty file as no ranges', () => {

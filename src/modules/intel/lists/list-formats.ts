@@ -50,7 +50,8 @@ export interface ParseOptions {
 /** One candidate range with where it came from. */
 interface Entry {
   value: unknown;
-  line: number;
+  /** JSON entries are placed on a line only when they are reported (see LineFinder). */
+  line: number | (() => number);
 }
 
 /** Detects the format from the content, parses it, and canonicalises the ranges. Throws ListFormatError for an unreadable file. */
@@ -66,17 +67,18 @@ function finish(format: ListFormat, entries: Entry[], sections?: ParsedList['sec
   const good: Cidr[] = [];
   const rejected: LineProblem[] = [];
   const normalised: LineProblem[] = [];
+  const lineOf = (e: Entry) => (typeof e.line === 'number' ? e.line : e.line());
   for (const e of entries) {
     const entry = typeof e.value === 'string' ? e.value : JSON.stringify(e.value) ?? String(e.value);
     if (typeof e.value !== 'string') {
-      rejected.push({ line: e.line, entry, reason: 'not a string' });
+      rejected.push({ line: lineOf(e), entry, reason: 'not a string' });
       continue;
     }
     const r = parseCidr(e.value);
-    if (!r.ok) rejected.push({ line: e.line, entry, reason: r.reason });
+    if (!r.ok) rejected.push({ line: lineOf(e), entry, reason: r.reason });
     else {
       good.push(r.cidr);
-      if (r.normalised) normalised.push({ line: e.line, entry, reason: `host bits set: read as ${r.cidr.text}` });
+      if (r.normalised) normalised.push({ line: lineOf(e), entry, reason: `host bits set: read as ${r.cidr.text}` });
     }
   }
   return { format, cidrs: canonicalCidrs(good), entries: entries.length, rejected, normalised, ...(sections ? { sections } : {}) };
@@ -134,20 +136,27 @@ const isObject = (v: unknown): v is Record<string, Json> => typeof v === 'object
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
 /**
- * Places JSON string values on their source lines: values are looked up in document order, which is
- * the order JSON.parse keeps and the walkers below follow.
+ * Places reported JSON string values on their source lines. They are looked up in document order
+ * (the order JSON.parse keeps and the walkers below follow), each search starting where the last
+ * one matched. A value written with escapes (`"1.2.3.0\/24"`) is not found and gets line 0; after
+ * a few such misses the finder stops searching, so a large file never costs a scan per entry.
  */
 class LineFinder {
   private at = 0;
   private line = 1;
+  private misses = 0;
   constructor(private readonly text: string) {}
   of(value: unknown): number {
-    if (typeof value !== 'string') return 0;
+    if (typeof value !== 'string' || this.misses >= 16) return 0;
     const needle = JSON.stringify(value);
     const i = this.text.indexOf(needle, this.at);
-    if (i < 0) return 0;
+    if (i < 0) {
+      this.misses++;
+      return 0;
+    }
     for (let k = this.at; k < i; k++) if (this.text.charCodeAt(k) === 10) this.line++;
-    this.at = i;
+    // A JSON string holds no raw newline, so the line stays right past it.
+    this.at = i + needle.length;
     return this.line;
   }
 }
@@ -160,7 +169,7 @@ function parseJsonList(text: string, options: ParseOptions): ParsedList {
     throw new ListFormatError(`the file starts like JSON but is not valid JSON: ${(e as Error).message}`);
   }
   const lines = new LineFinder(text);
-  const entry = (value: unknown): Entry => ({ value, line: lines.of(value) });
+  const entry = (value: unknown): Entry => ({ value, line: () => lines.of(value) });
 
   if (isStringArray(doc)) return finish('json-cidr-array', doc.map(entry));
   if (!isObject(doc)) throw new ListFormatError('unrecognised JSON: expected an object or an array of CIDR strings');
