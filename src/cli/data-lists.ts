@@ -94,7 +94,10 @@ function report(out: Output, s: ImportSummary): void {
         ? `${s.kind}/${s.provider}: ${s.count} ranges from ${s.entries} entries (${s.format}), version ${s.version}${s.replaced ? `, replacing ${s.replaced}` : ''}`
         : `${s.kind}/${s.provider}: no valid range in ${s.entries} entries (${s.format}); nothing stored`,
     ];
-    if (s.sections) lines.push(`  sections: ${s.sections.imported.join(', ')} (of ${s.sections.available.join(', ')})`);
+    if (s.sections) {
+      const { imported, available } = s.sections;
+      lines.push(imported.length === available.length ? `  sections: all ${available.length}` : `  sections: ${imported.join(', ')} (of ${available.join(', ')})`);
+    }
     if (s.rejected > 0) lines.push(`  ${s.rejected} rejected:`);
     for (const e of s.errors) lines.push(`  line ${e.line}: ${e.entry}: ${e.reason}`);
     if (s.rejected > s.errors.length) lines.push(`  … and ${s.rejected - s.errors.length} more`);
