@@ -111,6 +111,10 @@ describe('parseList: bad entries', () => {
     assert.match(r.rejected[1]!.reason, /out of range/);
     assert.deepEqual(r.normalised, [{ line: 6, entry: '198.51.100.7/24', reason: 'host bits set: read as 198.51.100.0/24' }]);
     assert.equal(r.entries, 6);
+    const mixed = parseList('192.0.2.0/24 ; SBL123\n1.2.3.4, 5.6.7.8\n');
+    assert.equal(mixed.format, 'cidr-lines');
+    assert.deepEqual(texts(mixed), ['192.0.2.0/24']);
+    assert.deepEqual(mixed.rejected.map((p) => [p.line, p.entry]), [[2, '1.2.3.4, 5.6.7.8']], 'a comma outside a geofeed is no separator');
   });
 
   it('should place bad JSON values on their lines', () => {

@@ -109,19 +109,23 @@ function parseTextList(text: string, options: ParseOptions): ParsedList {
     return out;
   }
   const entries: Entry[] = [];
+  const firstFields: string[] = [];
   let commas = 0;
   let torComment = false;
   lines.forEach((raw, i) => {
-    const hash = raw.indexOf('#');
-    if (hash >= 0 && /tor\b.*exit|exit node/i.test(raw.slice(hash))) torComment = true;
-    const l = (hash >= 0 ? raw.slice(0, hash) : raw).trim();
+    // `#` comments, and `;` ones as in Spamhaus DROP (`192.0.2.0/24 ; SBL123`).
+    const cut = raw.search(/[#;]/);
+    if (cut >= 0 && /tor\b.*exit|exit node/i.test(raw.slice(cut))) torComment = true;
+    const l = (cut >= 0 ? raw.slice(0, cut) : raw).trim();
     if (l === '') return;
-    // RFC 8805 geofeed (Apple's Private Relay egress-ip-ranges.csv): prefix,country,region,city,postal.
     const comma = l.indexOf(',');
     if (comma >= 0) commas++;
-    entries.push({ value: comma >= 0 ? l.slice(0, comma).trim() : l, line: i + 1 });
+    entries.push({ value: l, line: i + 1 });
+    firstFields.push(comma >= 0 ? l.slice(0, comma).trim() : l);
   });
-  if (commas > 0 && commas === entries.length) return finish('geofeed-csv', entries);
+  // RFC 8805 geofeed (Apple's Private Relay egress-ip-ranges.csv): prefix,country,region,city,postal on every line.
+  // Elsewhere a comma is no separator: such a line is rejected whole, never cut down to its first address.
+  if (commas > 0 && commas === entries.length) return finish('geofeed-csv', entries.map((e, k) => ({ ...e, value: firstFields[k] })));
   const out = finish('cidr-lines', entries);
   // A list of bare addresses (no prefix lengths) is Tor's bulk exit list when it says so or is imported as TOR_NODE.
   const bare = entries.length > 0 && entries.every((e) => typeof e.value === 'string' && !e.value.includes('/'));
