@@ -3,8 +3,9 @@ import type { NetworkType } from '../lookup/intel-source.ts';
 /**
  * network.type of an announced network, from its ASN and registered organisation name: curated ASN
  * groups first, then keyword rules on the name, else CORPORATE. Each group says where it comes from.
- * The names quoted are those the packaged RouteViews/NRO/DB-IP data (@ip-location-db/asn) gives each
- * ASN; network-type.test.ts checks every curated ASN against that data, so a stale entry shows up.
+ * The holders named in the comments are those the packaged RouteViews/NRO/DB-IP data
+ * (@ip-location-db/asn) registers for each ASN; network-type.test.ts checks that every curated ASN is
+ * in that data and that a sample of them (and of the name rules) classify as their holders say.
  * The type is stored in ip-dataset.bin at build time: after changing a rule, run `umbra data build`.
  */
 interface AsnGroup {
@@ -16,9 +17,9 @@ interface AsnGroup {
 export const ASN_GROUPS: AsnGroup[] = [
   {
     type: 'DATACENTER',
-    source: "cloud and hosting operators' own ASNs, as they publish them (peering pages, PeeringDB entries of type Content / NSP hosting)",
+    source: "cloud and hosting operators' own ASNs (registry records; the comments name each ASN's registered holder as the packaged ASN data gives it)",
     asns: [
-      16509, 14618, 8987, 38895, // Amazon / AWS (AS16509 in AWS ip-ranges.json documentation)
+      16509, 14618, 8987, 38895, // Amazon / AWS
       15169, 396982, 19527, 36040, 139070, // Google, Google Cloud (396982), YouTube (36040)
       8075, 8068, 8069, // Microsoft / Azure
       13335, 209242, // Cloudflare
@@ -54,7 +55,7 @@ export const ASN_GROUPS: AsnGroup[] = [
   },
   {
     type: 'MOBILE',
-    source: "mobile network operators' registered mobile ASNs (the operators' own peering records; each name below is the registry's)",
+    source: "mobile network operators' ASNs that carry their cellular customers (registry records; the comments name each holder)",
     asns: [
       21928, // T-Mobile USA
       6167, 22394, // Cellco Partnership, Verizon Wireless
