@@ -87,8 +87,8 @@ describe('parseList: publisher formats from small real-format fixtures', () => {
   it('should read Azure ServiceTags, every tag or the chosen ones', () => {
     const r = fixture('azure-service-tags.json');
     assert.equal(r.format, 'azure-service-tags');
-    assert.deepEqual(texts(r), ['13.69.0.0/17', '13.107.246.0/24', '2603:1020:200::/46', '2620:1ec:bdf::/48']);
-    assert.deepEqual(texts(fixture('azure-service-tags.json', { sections: ['azurefrontdoor.frontend'] })), ['13.107.246.0/24', '2620:1ec:bdf::/48']);
+    assert.deepEqual(texts(r), ['40.72.79.38/31', '40.73.102.187/32', '52.130.15.130/31', '52.130.112.16/29', '2404:7940:1:402::178/125']);
+    assert.deepEqual(texts(fixture('azure-service-tags.json', { sections: ['applicationinsightsavailability'] })), ['40.72.79.38/31', '52.130.15.130/31']);
   });
 
   it("should read plain CIDR lines and Apple's geofeed CSV", () => {
