@@ -30,8 +30,8 @@ export function registerListVerbs(data: Command): void {
     .description('import an IP range list (Tor exits, crawler and service ranges, cloud ranges); the format is detected from the content')
     .argument('<kind>', `what the ranges are: a category (TOR_NODE, SEARCH_ENGINE, ...) or a network type (DATACENTER, ...); case-insensitive, - or _`)
     .argument('<file>', 'the publisher\'s file, or - for standard input')
-    .option('--provider <tag>', 'provider tag, e.g. GOOGLEBOT (default: from the format where it names its publisher: TOR, AWS, GOOGLE_CLOUD, AZURE, CLOUDFLARE, DATADOG, STRIPE)')
-    .option('--section <names>', 'for files with sections (AWS services, Azure tags, Datadog and Stripe sections): comma-separated names to import, or all')
+    .option('--provider <tag>', 'provider tag, e.g. GOOGLEBOT (default: from the format where it names its publisher: TOR, AWS, GOOGLE_CLOUD, AZURE, CLOUDFLARE, DATADOG, STRIPE, GITHUB)')
+    .option('--section <names>', 'for files with sections (AWS services, Azure tags, Datadog, Stripe and GitHub sections): comma-separated names to import, or all')
     .action(
       action(async (out, config, kind: string, file: string, o: { provider?: string; section?: string }) => {
         if (!listKind(kind)) throw new UsageError(`unknown list kind '${kind}'; one of ${LIST_KINDS.join(', ')}`);

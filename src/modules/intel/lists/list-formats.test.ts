@@ -84,6 +84,13 @@ describe('parseList: publisher formats from small real-format fixtures', () => {
     assert.equal(parseList('{"webhooks":["3.18.12.63"],"api":["13.112.224.240"]}', { sections: ['all'] }).cidrs.length, 2);
   });
 
+  it("should read GitHub's meta: the webhook senders by default, range sections only", () => {
+    const r = fixture('github-meta.json');
+    assert.equal(r.format, 'github-meta');
+    assert.deepEqual(texts(r), ['140.82.112.0/20', '143.55.64.0/20', '185.199.108.0/22', '192.30.252.0/22', '2606:50c0::/32', '2a0a:a440::/29']);
+    assert.deepEqual(r.sections, { available: ['hooks', 'web'], imported: ['hooks'] }, 'ssh_keys and domains are no range sections');
+  });
+
   it('should read Azure ServiceTags, every tag or the chosen ones', () => {
     const r = fixture('azure-service-tags.json');
     assert.equal(r.format, 'azure-service-tags');

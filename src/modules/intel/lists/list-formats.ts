@@ -15,6 +15,7 @@ export const LIST_FORMATS = [
   'json-cidr-array',
   'datadog-ip-ranges',
   'stripe-ips',
+  'github-meta',
 ] as const;
 export type ListFormat = (typeof LIST_FORMATS)[number];
 
@@ -34,7 +35,7 @@ export interface ParsedList {
   rejected: LineProblem[];
   /** Accepted entries that were changed: host bits cleared. */
   normalised: LineProblem[];
-  /** Multi-section formats (AWS and GCP services, Azure tags, Datadog and Stripe sections): every section, and those imported. */
+  /** Multi-section formats (AWS and GCP services, Azure tags, Datadog, Stripe and GitHub sections): every section, and those imported. */
   sections?: { available: string[]; imported: string[] };
 }
 
@@ -220,6 +221,14 @@ function parseJsonList(text: string, options: ParseOptions): ParsedList {
       for (const list of [v.prefixes_ipv4, v.prefixes_ipv6]) if (Array.isArray(list)) out.push(...list.map(entry));
     }
     return finish('datadog-ip-ranges', out, pick.report);
+  }
+  if (isStringArray(doc.hooks) && ('ssh_key_fingerprints' in doc || 'verifiable_password_authentication' in doc)) {
+    // GitHub's api.github.com/meta: range lists per service (hooks, web, api, actions, ...) among other members; webhook senders by default.
+    const named = sections.filter(([, v]) => isStringArray(v) && v.length > 0 && parseCidr(v[0]!).ok);
+    const pick = sectionPicker(named.map(([k]) => k), options, ['hooks']);
+    const out: Entry[] = [];
+    for (const [k, v] of named) if (pick.has(k) && isStringArray(v)) out.push(...v.map(entry));
+    return finish('github-meta', out, pick.report);
   }
   if (sections.length > 0 && sections.every(([, v]) => isStringArray(v))) {
     // Stripe's ips_*.json: {"WEBHOOKS": [...]} (or several sections, e.g. webhooks and api); the webhook senders by default.

@@ -52,6 +52,7 @@ const FORMAT_PROVIDER: Partial<Record<ListFormat, string>> = {
   'cloudflare-api': 'CLOUDFLARE',
   'datadog-ip-ranges': 'DATADOG',
   'stripe-ips': 'STRIPE',
+  'github-meta': 'GITHUB',
 };
 
 /** Turns a publisher's file into a stored IntelList; re-importing a kind and provider replaces that list. */
