@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import type { DatasetInfo } from '../modules/lookup/intel-source.ts';
 import { action } from './context.ts';
+import { registerListVerbs } from './data-lists.ts';
 import type { Output } from './output.ts';
 import { createProgress, type ProgressEvent } from './progress.ts';
 
@@ -41,4 +42,5 @@ export function registerData(program: Command): void {
         out.result({ file: c.datasetFile, built: true, info }, () => `dataset: ${c.datasetFile}\n${JSON.stringify(info.counts)}`);
       }),
     );
+  registerListVerbs(data);
 }

@@ -39,6 +39,14 @@ export interface Stores {
   close(): Promise<void>;
 }
 
+/** The intelligence list store alone, for the CLI verbs that need nothing else (`umbra data import-list`). */
+export function createListStore(config: Pick<Config, 'storage' | 'listsDir'>): IntelListStore {
+  switch (config.storage) {
+    case 'embedded':
+      return new FileIntelListStore(config.listsDir);
+  }
+}
+
 /** The only place that chooses a backend. */
 export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir' | 'listsDir' | 'dataDir' | 'signingKeys'>, clock: Clock = systemClock): Stores {
   switch (config.storage) {
@@ -59,7 +67,7 @@ export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'cr
       return {
         objects,
         snapshots: new SqliteSnapshotCatalog(db),
-        lists: new FileIntelListStore(config.listsDir),
+        lists: createListStore(config),
         signingKeys,
         feedLog,
         bus,

@@ -3,7 +3,10 @@ import { creditLedgerContract } from '../contract/credit-ledger.contract.ts';
 import { rateLimiterContract } from '../contract/rate-limiter.contract.ts';
 import { BufferedCreditLedger } from '../../modules/credits/buffered-credit-ledger.ts';
 import { MemoryRateLimiter } from './memory-rate-limiter.ts';
-import { mkdtempSync, rmSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { intelListStoreContract } from '../contract/intel-list-store.contract.ts';
+import { FileIntelListStore } from './file-intel-list-store.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { feedBusContract } from '../contract/feed-bus.contract.ts';
@@ -49,3 +52,18 @@ feedBusContract('memory', async () => {
 });
 
 streamSlotsContract('memory', async () => ({ slots: new MemoryStreamSlots(), close: async () => {} }));
+
+intelListStoreContract('files', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'umbra-lists-'));
+  const dir = join(root, 'lists');
+  return {
+    store: new FileIntelListStore(dir),
+    other: () => new FileIntelListStore(dir),
+    close: async () => {
+      // Nothing may have been written beside the lists directory (a kind or provider never becomes a path).
+      const stray = readdirSync(root).filter((n) => n !== 'lists');
+      rmSync(root, { recursive: true, force: true });
+      assert.deepEqual(stray, []);
+    },
+  };
+});

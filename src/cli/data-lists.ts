@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { systemClock } from '../lib/clock.ts';
+import { LIST_KINDS, listKind, providerTag } from '../modules/intel/lists/list-kinds.ts';
+import { ListImporter, ListImportError, type ImportSummary } from '../modules/intel/lists/list-importer.ts';
+import { createListStore } from '../storage/index.ts';
+import { action } from './context.ts';
+import { EXIT, UsageError, type Output } from './output.ts';
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+async function readInput(file: string): Promise<Buffer> {
+  if (file !== '-') {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  }
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** `umbra data import-list`, `data lists`, `data remove-list`: the intelligence lists under the data dir. */
+export function registerListVerbs(data: Command): void {
+  data
+    .command('import-list')
+    .description('import an IP range list (Tor exits, crawler and service ranges, cloud ranges); the format is detected from the content')
+    .argument('<kind>', `what the ranges are: a category (TOR_NODE, SEARCH_ENGINE, ...) or a network type (DATACENTER, ...); case-insensitive, - or _`)
+    .argument('<file>', 'the publisher\'s file, or - for standard input')
+    .option('--provider <tag>', 'provider tag, e.g. GOOGLEBOT (default: from the format where it names its publisher: TOR, AWS, GOOGLE_CLOUD, AZURE, CLOUDFLARE, DATADOG, STRIPE, GITHUB)')
+    .option('--section <names>', 'for files with sections (AWS services, Azure tags, Datadog, Stripe and GitHub sections): comma-separated names to import, or all')
+    .action(
+      action(async (out, config, kind: string, file: string, o: { provider?: string; section?: string }) => {
+        if (!listKind(kind)) throw new UsageError(`unknown list kind '${kind}'; one of ${LIST_KINDS.join(', ')}`);
+        const bytes = await readInput(file);
+        out.info(`reading ${file === '-' ? 'standard input' : file} (${bytes.length} bytes)`);
+        const importer = new ListImporter(createListStore(config()), systemClock, sha256);
+        let s: ImportSummary;
+        try {
+          s = await importer.import({ kind, provider: o.provider, bytes, sections: o.section?.split(',') });
+        } catch (e) {
+          if (e instanceof ListImportError) throw new UsageError(e.message);
+          throw e;
+        }
+        report(out, s);
+        if (!s.stored) return EXIT.FAILED;
+        return s.rejected > 0 ? EXIT.PARTIAL : EXIT.OK;
+      }),
+    );
+
+  data
+    .command('lists')
+    .description('the imported lists: kind, provider, version, import time, format and range count')
+    .action(
+      action(async (out, config) => {
+        const lists = (await createListStore(config()).all())
+          .map(({ kind, provider, version, imported_at, format, cidrs }) => ({ kind, provider, version, imported_at, format, count: cidrs.length }))
+          .sort((a, b) => a.kind.localeCompare(b.kind) || a.provider.localeCompare(b.provider));
+        out.result({ lists }, () => {
+          if (lists.length === 0) return 'no lists imported (umbra data import-list KIND FILE)';
+          const rows = lists.map((l) => [l.kind, l.provider, l.version, new Date(l.imported_at * 1000).toISOString(), l.format, String(l.count)]);
+          const head = ['KIND', 'PROVIDER', 'VERSION', 'IMPORTED', 'FORMAT', 'RANGES'];
+          const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+          return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+        });
+      }),
+    );
+
+  data
+    .command('remove-list')
+    .description('remove an imported list')
+    .argument('<kind>', 'the list kind')
+    .requiredOption('--provider <tag>', 'the list provider tag')
+    .action(
+      action(async (out, config, kindText: string, o: { provider: string }) => {
+        const kind = listKind(kindText);
+        if (!kind) throw new UsageError(`unknown list kind '${kindText}'; one of ${LIST_KINDS.join(', ')}`);
+        const provider = providerTag(o.provider);
+        if (!provider) throw new UsageError(`bad provider tag '${o.provider}'`);
+        const removed = await createListStore(config()).remove(kind, provider);
+        out.result({ kind, provider, removed }, () => (removed ? `removed ${kind}/${provider}` : `no list ${kind}/${provider}; nothing removed`));
+        return removed ? EXIT.OK : EXIT.FAILED;
+      }),
+    );
+}
+
+function report(out: Output, s: ImportSummary): void {
+  out.result(s, () => {
+    const lines = [
+      s.stored
+        ? `${s.kind}/${s.provider}: ${s.count} ranges from ${s.entries} entries (${s.format}), version ${s.version}${s.replaced ? `, replacing ${s.replaced}` : ''}`
+        : `${s.kind}/${s.provider}: no valid range in ${s.entries} entries (${s.format}); nothing stored`,
+    ];
+    if (s.sections) {
+      const { imported, available } = s.sections;
+      lines.push(imported.length === available.length ? `  sections: all ${available.length}` : `  sections: ${imported.join(', ')} (of ${available.join(', ')})`);
+    }
+    if (s.rejected > 0) lines.push(`  ${s.rejected} rejected:`);
+    for (const e of s.errors) lines.push(`  line ${e.line}: ${e.entry}: ${e.reason}`);
+    if (s.rejected > s.errors.length) lines.push(`  … and ${s.rejected - s.errors.length} more`);
+    if (s.normalised > 0) lines.push(`  ${s.normalised} with host bits set, stored as their network:`);
+    for (const e of s.notes) lines.push(`  line ${e.line}: ${e.reason}`);
+    if (s.normalised > s.notes.length) lines.push(`  … and ${s.normalised - s.notes.length} more`);
+    return lines.join('\n');
+  });
+}

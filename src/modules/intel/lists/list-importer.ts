@@ -1,0 +1,114 @@
+import type { Clock } from '../../../lib/clock.ts';
+import type { IntelList, IntelListStore } from './intel-list.ts';
+import { LIST_KINDS, listKind, providerTag } from './list-kinds.ts';
+import { ListFormatError, parseList, type LineProblem, type ListFormat, type ParsedList } from './list-formats.ts';
+
+/** Lower-case hex SHA-256 of the bytes (injected: the domain takes no crypto driver). */
+export type Sha256 = (bytes: Buffer) => string;
+
+export interface ImportRequest {
+  kind: string;
+  /** Provider tag; defaults from the format where the format names its publisher (Tor, AWS, ...). */
+  provider?: string;
+  bytes: Buffer;
+  /** Sections of multi-section files (AWS services, Datadog sections, ...); `all` for every one. */
+  sections?: string[];
+}
+
+/** How many problems a summary lists; the counts are always complete. */
+export const MAX_LISTED = 100;
+
+export interface ImportSummary {
+  kind: string;
+  provider: string;
+  format: ListFormat;
+  version: string;
+  imported_at: number;
+  /** Ranges stored (canonical, deduplicated). */
+  count: number;
+  entries: number;
+  rejected: number;
+  /** The first MAX_LISTED rejected entries, by line. */
+  errors: LineProblem[];
+  normalised: number;
+  notes: LineProblem[];
+  sections?: ParsedList['sections'];
+  /** The version this import replaced, when the kind and provider had a list. */
+  replaced: string | null;
+  /** False when no valid range was found: nothing was stored. */
+  stored: boolean;
+}
+
+/** A refusal before any work (unknown kind, bad provider, unreadable format): exit 2, nothing stored. */
+export class ListImportError extends Error {}
+
+/** Provider tags implied by formats that only one publisher uses. */
+const FORMAT_PROVIDER: Partial<Record<ListFormat, string>> = {
+  'tor-exit-addresses': 'TOR',
+  'tor-bulk-exit-list': 'TOR',
+  'aws-ip-ranges': 'AWS',
+  'gcp-cloud-json': 'GOOGLE_CLOUD',
+  'azure-service-tags': 'AZURE',
+  'cloudflare-api': 'CLOUDFLARE',
+  'datadog-ip-ranges': 'DATADOG',
+  'stripe-ips': 'STRIPE',
+  'github-meta': 'GITHUB',
+};
+
+/** Turns a publisher's file into a stored IntelList; re-importing a kind and provider replaces that list. */
+export class ListImporter {
+  constructor(
+    private readonly store: IntelListStore,
+    private readonly clock: Clock,
+    private readonly sha256: Sha256,
+  ) {}
+
+  async import(req: ImportRequest): Promise<ImportSummary> {
+    const kind = listKind(req.kind);
+    if (!kind) throw new ListImportError(`unknown list kind '${req.kind}'; one of ${LIST_KINDS.join(', ')}`);
+    let provider: string | undefined;
+    if (req.provider !== undefined) {
+      provider = providerTag(req.provider);
+      if (!provider) throw new ListImportError(`bad provider tag '${req.provider}': 1 to 64 letters, digits, - or _`);
+    }
+    let parsed: ParsedList;
+    try {
+      parsed = parseList(req.bytes, { kind, sections: req.sections });
+    } catch (e) {
+      if (e instanceof ListFormatError) throw new ListImportError(e.message);
+      throw e;
+    }
+    provider ??= FORMAT_PROVIDER[parsed.format];
+    if (!provider) throw new ListImportError(`a ${parsed.format} file does not name its publisher: give --provider TAG (e.g. GOOGLEBOT, BINGBOT, OPENAI)`);
+    const list: IntelList = {
+      kind,
+      provider,
+      version: this.sha256(req.bytes).slice(0, 16),
+      imported_at: Math.floor(this.clock.now() / 1000),
+      format: parsed.format,
+      cidrs: parsed.cidrs.map((c) => c.text),
+    };
+    const stored = list.cidrs.length > 0;
+    let replaced: string | null = null;
+    if (stored) {
+      replaced = (await this.store.all()).find((l) => l.kind === kind && l.provider === provider)?.version ?? null;
+      await this.store.put(list);
+    }
+    return {
+      kind,
+      provider,
+      format: parsed.format,
+      version: list.version,
+      imported_at: list.imported_at,
+      count: list.cidrs.length,
+      entries: parsed.entries,
+      rejected: parsed.rejected.length,
+      errors: parsed.rejected.slice(0, MAX_LISTED),
+      normalised: parsed.normalised.length,
+      notes: parsed.normalised.slice(0, MAX_LISTED),
+      ...(parsed.sections ? { sections: parsed.sections } : {}),
+      replaced,
+      stored,
+    };
+  }
+}

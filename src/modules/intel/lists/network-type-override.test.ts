@@ -1,0 +1,62 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseIp } from '../../lookup/ip-address.ts';
+import type { IntelList } from './intel-list.ts';
+import { parseList } from './list-formats.ts';
+import { networkTypeOverride } from './network-type-override.ts';
+
+const FIXTURES = join(import.meta.dirname, '../../../../test/fixtures/lists');
+const list = (kind: string, provider: string, cidrs: string[]): IntelList => ({ kind, provider, cidrs, version: '0', imported_at: 0, format: 'cidr-lines' });
+const fromFixture = (kind: string, provider: string, file: string) => list(kind, provider, parseList(readFileSync(join(FIXTURES, file))).cidrs.map((c) => c.text));
+
+describe(networkTypeOverride.name, () => {
+  const table = networkTypeOverride([
+    fromFixture('DATACENTER', 'AWS', 'aws-ip-ranges.json'),
+    fromFixture('DATACENTER', 'GOOGLE_CLOUD', 'gcp-cloud.json'),
+    // Category lists flag addresses; they never change network.type.
+    fromFixture('SEARCH_ENGINE', 'GOOGLEBOT', 'googlebot.json'),
+    list('MOBILE', 'TEST_CARRIER', ['34.35.16.0/20', '34.35.16.128/25', '2406:daba:f000:10::/64']),
+    list('SATELLITE', 'TEST_SAT', ['34.35.16.128/25', 'garbage']),
+  ]);
+  const at = (a: string) => table.find(parseIp(a)!);
+
+  it('should give the type and provider of the list that holds the address', () => {
+    assert.deepEqual(at('3.5.140.1'), { type: 'DATACENTER', provider: 'AWS' });
+    assert.deepEqual(at('3.5.143.255'), { type: 'DATACENTER', provider: 'AWS' }, 'last address of 3.5.140.0/22');
+    assert.equal(at('3.5.144.0'), undefined, 'first address after it');
+    assert.equal(at('3.5.139.255'), undefined);
+    assert.deepEqual(at('3.4.12.4'), { type: 'DATACENTER', provider: 'AWS' }, 'a /32');
+    assert.equal(at('3.4.12.5'), undefined);
+    assert.deepEqual(at('8.34.213.7'), { type: 'DATACENTER', provider: 'GOOGLE_CLOUD' });
+    assert.deepEqual(at('2406:daba:f000::1'), { type: 'DATACENTER', provider: 'AWS' });
+    assert.deepEqual(at('2600:1900:800f:ffff::1'), { type: 'DATACENTER', provider: 'GOOGLE_CLOUD' });
+    assert.equal(at('66.249.79.70'), undefined, 'Googlebot is a category list');
+    assert.equal(at('2001:db8::1'), undefined);
+    assert.equal(table.ranges, 6 + 5 + 3 + 1);
+  });
+
+  it('should let the most specific range win, on both sides of a nested one', () => {
+    assert.deepEqual(at('34.35.0.1'), { type: 'DATACENTER', provider: 'GOOGLE_CLOUD' });
+    assert.deepEqual(at('34.35.16.0'), { type: 'MOBILE', provider: 'TEST_CARRIER' });
+    assert.deepEqual(at('34.35.16.127'), { type: 'MOBILE', provider: 'TEST_CARRIER' });
+    // The same /25 in two lists: the later of kind/provider order (SATELLITE/TEST_SAT) wins.
+    assert.deepEqual(at('34.35.16.200'), { type: 'SATELLITE', provider: 'TEST_SAT' });
+    assert.deepEqual(at('34.35.31.255'), { type: 'MOBILE', provider: 'TEST_CARRIER' });
+    assert.deepEqual(at('34.35.32.0'), { type: 'DATACENTER', provider: 'GOOGLE_CLOUD' });
+    assert.deepEqual(at('34.35.255.255'), { type: 'DATACENTER', provider: 'GOOGLE_CLOUD' });
+    assert.equal(at('34.36.0.0'), undefined);
+    assert.deepEqual(at('2406:daba:f000:10::9'), { type: 'MOBILE', provider: 'TEST_CARRIER' });
+    assert.deepEqual(at('2406:daba:f000:11::'), { type: 'DATACENTER', provider: 'AWS' });
+  });
+
+  it('should cover the ends of the address space and answer nothing without lists', () => {
+    const edge = networkTypeOverride([list('DATACENTER', 'X', ['255.255.255.0/24', '0.0.0.0/8', 'ffff::/16'])]);
+    assert.equal(edge.find(parseIp('255.255.255.255')!)?.provider, 'X');
+    assert.equal(edge.find(parseIp('0.0.0.0')!)?.provider, 'X');
+    assert.equal(edge.find(parseIp('1.0.0.0')!), undefined);
+    assert.equal(edge.find(parseIp('ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff')!)?.provider, 'X');
+    assert.equal(networkTypeOverride([]).find(parseIp('8.8.8.8')!), undefined);
+  });
+});
