@@ -143,34 +143,30 @@ export class FastRoute {
     } catch (e) {
       return this.fail(x, e);
     }
-    const headers = this.headers(x);
-    for (const name in r.headers) headers[name] = r.headers[name]!;
-    this.end(x, r.status, headers, JSON_CONTENT_TYPE, payload);
+    this.end(x, r.status, r.headers, JSON_CONTENT_TYPE, payload);
   }
 
   /** The error handler of server.ts, for this route: one problem+json body, 5xx logged with details hidden. */
   private fail(x: Exchange, err: unknown): void {
     const problem = toProblem(err);
     if (problem.status >= 500) this.options.logger.error({ reqId: x.reqId, err }, 'request failed');
-    const headers = this.headers(x);
-    for (const name in problem.headers) headers[name] = problem.headers[name]!;
-    this.end(x, problem.status, headers, PROBLEM_CONTENT_TYPE, JSON.stringify(problem.body));
+    this.end(x, problem.status, problem.headers, PROBLEM_CONTENT_TYPE, JSON.stringify(problem.body));
   }
 
-  /** The headers every answer of the route carries, in fastify's order: request id, then RateLimit-*. */
-  private headers(x: Exchange): Record<string, string | number> {
-    const headers: Record<string, string | number> = { 'x-request-id': x.reqId };
-    if (x.rate !== undefined) {
-      headers['ratelimit-limit'] = x.rate.limit;
-      headers['ratelimit-remaining'] = x.rate.remaining;
-      headers['ratelimit-reset'] = x.rate.resetSeconds;
-    }
-    return headers;
-  }
-
-  private end(x: Exchange, status: number, headers: Record<string, string | number>, type: string, payload: string): void {
+  /**
+   * Writes the answer with the headers fastify's route sends, in its order: request id, RateLimit-*,
+   * the answer's own, content type and length. Values are made strings here once: node would convert
+   * a number twice (to validate it, then to write it).
+   */
+  private end(x: Exchange, status: number, own: Record<string, string | number>, type: string, payload: string): void {
+    const rate = x.rate;
+    const headers: Record<string, string> =
+      rate === undefined
+        ? { 'x-request-id': x.reqId }
+        : { 'x-request-id': x.reqId, 'ratelimit-limit': `${rate.limit}`, 'ratelimit-remaining': `${rate.remaining}`, 'ratelimit-reset': `${rate.resetSeconds}` };
+    for (const name in own) headers[name] = `${own[name]}`;
     headers['content-type'] = type;
-    headers['content-length'] = Buffer.byteLength(payload);
+    headers['content-length'] = `${Buffer.byteLength(payload)}`;
     // One writeHead and one end: headers and body leave in a single write (no body for HEAD).
     x.res.writeHead(status, headers);
     x.res.end(payload);
