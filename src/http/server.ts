@@ -60,13 +60,8 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   // bypasses the server factory, so tests through inject() exercise fastify's route for it.
   const lookupIpRoute = lookupIp(services, metrics);
   let closeBegan = false;
-  const fast = new FastRoute(lookupIpRoute, {
-    prefix: API_PREFIX,
-    admit: admit(lookupIpRoute.operation),
-    record,
-    logger: deps.logger,
-    closing: () => closeBegan || deps.closing.aborted,
-  });
+  const closing = () => closeBegan || deps.closing.aborted;
+  const fast = new FastRoute(lookupIpRoute, { prefix: API_PREFIX, admit: admit(lookupIpRoute.operation), record, logger: deps.logger, closing });
   const app = Fastify({
     ...(deps.fastPath === false ? {} : { serverFactory: fastServerFactory(fast) }),
     loggerInstance: deps.logger,
@@ -111,6 +106,12 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     done();
+  });
+  // While closing, answers to requests still in flight say `Connection: close` and their connection
+  // then closes: a kept-alive client connection must not hold the process up until the grace period ends.
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing()) reply.header('connection', 'close');
+    done(null, payload);
   });
   registerOperationGuard(app, admit);
   // Metric children are bound once per label pair; req.operation (set by the guard) spares the
@@ -172,9 +173,18 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     done();
   });
   // fastify answers 503 to requests that arrive on kept-alive connections while it closes: from the
-  // first close step on, the fast path hands every request to fastify so that stays so.
+  // first close step on, the fast path hands every request to fastify so that stays so. Connections
+  // that fall idle meanwhile (a stream ended by the close, a client that sent nothing more) are closed
+  // as they do, instead of lingering for the keep-alive timeout.
+  let reaper: NodeJS.Timeout | undefined;
   app.addHook('preClose', (done) => {
     closeBegan = true;
+    reaper = setInterval(() => app.server.closeIdleConnections(), 100);
+    reaper.unref();
+    done();
+  });
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(reaper);
     done();
   });
 
