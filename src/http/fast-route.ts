@@ -143,22 +143,22 @@ export class FastRoute {
     } catch (e) {
       return this.fail(x, e);
     }
-    this.end(x, r.status, r.headers, JSON_CONTENT_TYPE, payload);
+    this.end(x, r.status, r.headers, JSON_CONTENT_TYPE, payload, true);
   }
 
   /** The error handler of server.ts, for this route: one problem+json body, 5xx logged with details hidden. */
   private fail(x: Exchange, err: unknown): void {
     const problem = toProblem(err);
     if (problem.status >= 500) this.options.logger.error({ reqId: x.reqId, err }, 'request failed');
-    this.end(x, problem.status, problem.headers, PROBLEM_CONTENT_TYPE, JSON.stringify(problem.body));
+    this.end(x, problem.status, problem.headers, PROBLEM_CONTENT_TYPE, JSON.stringify(problem.body), false);
   }
 
   /**
    * Writes the answer with the headers fastify's route sends, in its order: request id, RateLimit-*,
    * the answer's own, content type and length. Values are made strings here once: node would convert
-   * a number twice (to validate it, then to write it).
+   * a number twice (to validate it, then to write it). `answer`: a refused header becomes a 500 problem.
    */
-  private end(x: Exchange, status: number, own: Record<string, string | number>, type: string, payload: string): void {
+  private end(x: Exchange, status: number, own: Record<string, string | number>, type: string, payload: string, answer: boolean): void {
     const rate = x.rate;
     const headers: Record<string, string> =
       rate === undefined
@@ -168,7 +168,16 @@ export class FastRoute {
     headers['content-type'] = type;
     headers['content-length'] = `${Buffer.byteLength(payload)}`;
     // One writeHead and one end: headers and body leave in a single write (no body for HEAD).
-    x.res.writeHead(status, headers);
+    try {
+      x.res.writeHead(status, headers);
+    } catch (e) {
+      // A header value node refuses (say, a control character): answer 500 without the answer's own
+      // headers, as fastify's error handler does; never let it escape into the server's listener.
+      if (answer && !x.res.headersSent) return this.fail(x, e);
+      x.res.destroy(e as Error);
+      status = 500;
+      return this.options.record(x.reqId, this.spec.operation.id, x.req.method!, x.req.url!, status, performance.now() - x.start);
+    }
     x.res.end(payload);
     this.options.record(x.reqId, this.spec.operation.id, x.req.method!, x.req.url!, status, performance.now() - x.start);
   }
