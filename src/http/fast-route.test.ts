@@ -66,7 +66,7 @@ describe(FastRoute.name, () => {
     const denied = await fetch(`${base}/a`);
     assert.equal(denied.status, 402);
     assert.equal(denied.headers.get('content-type'), 'application/problem+json');
-    assert.equal((await denied.json()).detail, 'no credits left');
+    assert.equal(((await denied.json()) as { detail: string }).detail, 'no credits left');
     mode = 'fault';
     const failed = await fetch(`${base}/a`);
     assert.equal(failed.status, 500);
@@ -78,7 +78,7 @@ describe(FastRoute.name, () => {
   it('should answer 500 when node refuses a header of the answer, and keep serving', async (t) => {
     const recorded: Array<[string, number]> = [];
     let bad = true;
-    const base = await serve(t, () => ({ status: 200, headers: bad ? { 'x-data-version': 'v1\r\nx-injected: yes' } : {}, body: { id: 'ok' } }), recorded, []);
+    const base = await serve(t, () => ({ status: 200, headers: bad ? { 'x-data-version': 'v1\r\nx-injected: yes' } : ({} as Record<string, string>), body: { id: 'ok' } }), recorded, []);
     const res = await fetch(`${base}/a`);
     assert.equal(res.status, 500);
     assert.equal(res.headers.get('x-injected'), null);
