@@ -1,5 +1,6 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { Ajv } from 'ajv';
 import Fastify from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../errors.ts';
@@ -16,13 +17,17 @@ const CALLER = { keyId: 'k', orgId: 'o', scopes: new Set(['BASIC']) } as unknown
 const RATE = { allowed: true, limit: 10, remaining: 9, resetSeconds: 1, retryAfterSeconds: 0 };
 
 /** A fastify app whose only route is answered by `answer`, with the fast path in front; returns its base URL. */
-async function serve(t: TestContext, answer: Answer, recorded: Array<[string, number]>, errors: string[]) {
+async function serve(t: TestContext, answer: Answer, recorded: Array<[string, number]>, errors: string[], querystring?: unknown) {
   const admit: Admit = () => ({ ok: true, caller: CALLER, rate: RATE });
   const record: RecordResponse = (_id, op, _m, _u, status) => void recorded.push([op, status]);
   const logger = createLogger('error', { write: (line: string) => (errors.push(line), true) } as unknown as NodeJS.WritableStream);
-  const spec = { operation: OP, schema: { params: Type.Object({ id: Type.String({ maxLength: 8 }) }), response: { 200: Type.Object({ id: Type.String() }) } }, answer, handler: () => ({}) };
+  const response = { 200: Type.Object({ id: Type.String(), query: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }) };
+  const spec = { operation: OP, schema: { params: Type.Object({ id: Type.String({ maxLength: 8 }) }), querystring, response }, answer, handler: () => ({}) };
+  // The same validator settings as server.ts for path and query strings.
+  const ajv = new Ajv({ coerceTypes: true, useDefaults: true, removeAdditional: true, allErrors: true, strict: false });
   const fast = new FastRoute(spec, { prefix: '/api', admit, record, logger, closing: () => false });
   const app = Fastify({ serverFactory: fastServerFactory(fast) });
+  app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
   app.get('/api/thing/:id', { schema: spec.schema }, async () => ({ id: 'from fastify' }));
   app.addHook('onReady', function (done) {
     fast.compile(this);
@@ -48,6 +53,15 @@ describe(FastRoute.name, () => {
     assert.equal(await (await fetch(`${base}/short`)).text(), '{"id":"fast"}');
     // Longer than the schema's maxLength: fastify's route (here without admission) answers its 400.
     assert.equal((await fetch(`${base}/much-too-long`)).status, 400);
+  });
+
+  it('should give the answer the query as fastify would (validated in place: coerced, with defaults) and hand an invalid one to fastify', async (t) => {
+    const Query = Type.Object({ explain: Type.Boolean({ default: false }), limit: Type.Optional(Type.Integer()) });
+    const base = await serve(t, (_c, p: { id: string }, q: Record<string, unknown>) => ({ status: 200, headers: {}, body: { id: p.id, query: q } }), [], [], Query);
+    assert.deepEqual(await (await fetch(`${base}/a?explain=true&limit=5&other=x`)).json(), { id: 'a', query: { explain: true, limit: 5, other: 'x' } });
+    assert.deepEqual(await (await fetch(`${base}/a`)).json(), { id: 'a', query: { explain: false } });
+    const invalid = await fetch(`${base}/a?explain=maybe`);
+    assert.equal(invalid.status, 400, "fastify's route answers the validation error");
   });
 
   it('should turn a thrown AppError into its problem and a fault into a logged 500 that hides the details', async (t) => {
