@@ -1,6 +1,7 @@
 // Issue 2 figures: single-lookup req/s against bare node:http (ratio), and 1,000-address batch latency.
-// Both servers stay up and are loaded in alternating rounds, so a noisy neighbour on the shared machine
-// weighs on both sides alike; each figure is the median of the rounds.
+// The servers stay up and are loaded in alternating rounds, so a noisy neighbour on the shared machine
+// weighs on all sides alike; each figure is the median of the rounds. A third server, umbra with the
+// lookup fast path off (every request through fastify's pipeline), shows what the fast path is worth.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -58,19 +59,26 @@ export async function benchHttpLookup(seconds = 8, rounds = 3): Promise<Record<s
   const requests = ADDRESSES.map((ip) => ({ method: 'GET' as const, path: `/api/v4/lookup/ip/${ip}`, headers }));
 
   const bare = await start('bench/servers/bare-server.ts', [sampleBody]);
+  const viaFastify = await start('bench/servers/umbra-server.ts', ['--no-fast-path']);
   const umbraOpts = { url: `http://127.0.0.1:${umbra.info.port}`, requests, connections: 50 };
   const bareOpts = { url: `http://127.0.0.1:${bare.info.port}`, connections: 50 };
+  const fastifyHeaders = { 'x-api-key': viaFastify.info.key! };
+  const fastifyOpts = { url: `http://127.0.0.1:${viaFastify.info.port}`, requests: requests.map((r) => ({ ...r, headers: fastifyHeaders })), connections: 50 };
 
-  // Warm up both (JIT, caches), then alternate measured rounds.
+  // Warm up all three (JIT, caches), then alternate measured rounds.
   await load({ ...umbraOpts, duration: 4 });
+  await load({ ...fastifyOpts, duration: 4 });
   await load({ ...bareOpts, duration: 2 });
   const singles: Awaited<ReturnType<typeof measure>>[] = [];
   const bares: Awaited<ReturnType<typeof measure>>[] = [];
+  const fastifies: Awaited<ReturnType<typeof measure>>[] = [];
   for (let round = 0; round < rounds; round++) {
     singles.push(await measure(umbra, umbraOpts, seconds));
     bares.push(await measure(bare, bareOpts, seconds));
+    fastifies.push(await measure(viaFastify, fastifyOpts, seconds));
   }
   await stop(bare);
+  await stop(viaFastify);
 
   const ips = Array.from({ length: 1000 }, (_, i) => `${1 + (i % 223)}.${(i * 7) & 255}.${(i * 13) & 255}.${i & 255}`);
   const batchBody = JSON.stringify({ ips });
@@ -80,18 +88,23 @@ export async function benchHttpLookup(seconds = 8, rounds = 3): Promise<Record<s
   if (batch.non2xx > 0) throw new Error(`batch answered non-2xx ${batch.non2xx} times`);
   await stop(umbra);
 
-  for (const { result } of singles) if (result.non2xx > 0 || result.errors > 0) throw new Error(`lookup load saw ${result.non2xx} non-2xx and ${result.errors} errors`);
+  for (const { result } of [...singles, ...fastifies]) if (result.non2xx > 0 || result.errors > 0) throw new Error(`lookup load saw ${result.non2xx} non-2xx and ${result.errors} errors`);
   const rps = singles.map((m) => m.result.requests.average);
   const bareRps = bares.map((m) => m.result.requests.average);
+  const fastifyRps = fastifies.map((m) => m.result.requests.average);
   const ratios = rps.map((r, i) => r / bareRps[i]!);
+  const fastifyRatios = fastifyRps.map((r, i) => r / bareRps[i]!);
   const cpu = (ms: typeof singles) => (ms.every((m) => m.cpuUs !== undefined) ? Math.round(median(ms.map((m) => m.cpuUs!))) : 'n/a');
   return {
-    rounds: `${rounds} x ${seconds} s, medians; per round: ${rps.map(Math.round).join(' / ')} vs ${bareRps.map(Math.round).join(' / ')}`,
+    rounds: `${rounds} x ${seconds} s, medians; per round: ${rps.map(Math.round).join(' / ')} vs ${bareRps.map(Math.round).join(' / ')} (fastify only: ${fastifyRps.map(Math.round).join(' / ')})`,
     'lookup.ip req/s': Math.round(median(rps)),
     'bare node:http req/s': Math.round(median(bareRps)),
     'lookup.ip / bare ratio (target >= 0.7)': Number(median(ratios).toFixed(3)),
     'lookup.ip server CPU us/request': cpu(singles),
     'bare node:http server CPU us/request': cpu(bares),
+    'without the fast path: req/s': Math.round(median(fastifyRps)),
+    'without the fast path: ratio to bare': Number(median(fastifyRatios).toFixed(3)),
+    'without the fast path: CPU us/request': cpu(fastifies),
     'lookup.ip p99 ms (50 connections)': median(singles.map((m) => m.result.latency.p99)),
     'batch 1000 p50 ms (target < 10)': batch.latency.p50,
     'batch 1000 p99 ms': batch.latency.p99,

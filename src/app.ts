@@ -47,6 +47,8 @@ export interface AppDeps {
   simulate?: boolean;
   /** Run the hourly snapshot and daily rollup jobs (serve does when UMBRA_EXPORT_JOBS is on). */
   exportJobs?: boolean;
+  /** Serve GET /lookup/ip in front of fastify's pipeline (default true; tests and the bench compare both). */
+  fastPath?: boolean;
 }
 
 export interface App {
@@ -153,6 +155,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     closing: closing.signal,
     operatorToken: config.operatorToken,
     objects: stores.objects,
+    fastPath: deps.fastPath ?? true,
   });
 
   return {

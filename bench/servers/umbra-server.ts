@@ -1,5 +1,6 @@
 // umbra on the embedded default with the real IP dataset: auth, rate limits and credits all on,
 // with the bench team's limits raised so the load measures the service, not the 100/s bucket.
+// `--no-fast-path`: every request through fastify's pipeline (the lookup fast path off), for comparison.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-'));
 const config = parseConfig({ UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn' });
-const app = await buildApp(config, { dataset: loadDataset(await ensureRealDataset()) });
+const app = await buildApp(config, { dataset: loadDataset(await ensureRealDataset()), fastPath: !process.argv.includes('--no-fast-path') });
 const org = await app.services.admin.createOrg({ name: 'bench', credits: 1e12 });
 for (const bucket of ['lookup', 'domain', 'account']) await app.services.admin.setLimit(org.id, bucket, { rate: 1e6, burst: 1e6 });
 const { secret } = await app.services.admin.createKey({ org: org.id, email: 'bench@umbra.local', scopes: ['BASIC'] });

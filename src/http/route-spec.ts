@@ -1,7 +1,9 @@
 import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { isPromise, type MaybePromise } from '../lib/maybe-promise.ts';
+import type { Caller } from '../modules/accounts/account-service.ts';
 import type { Billed } from '../modules/lookup/lookup-service.ts';
 import type { Operation } from '../operations.ts';
+import { callerOf } from './hooks/operation-guard.ts';
 import type { Metrics } from './metrics.ts';
 
 /** One operation's HTTP binding: its operations.ts row, its schemas and a thin handler. */
@@ -13,14 +15,57 @@ export interface RouteSpec {
   handler: (req: FastifyRequest<any>, reply: FastifyReply) => unknown;
 }
 
-/** Sets X-Credits-Remaining and counts the charge; returns the body (at once when billed is a value). */
-export function sendBilled<T>(reply: FastifyReply, metrics: Metrics, op: Operation, billed: MaybePromise<Billed<T>>): MaybePromise<T> {
-  if (isPromise(billed)) return billed.then((b) => billedBody(reply, metrics, op, b));
-  return billedBody(reply, metrics, op, billed);
+/** A successful answer, independent of the transport: status, extra headers, and the body to serialize. */
+export interface OperationReply<T = unknown> {
+  status: number;
+  headers: Record<string, string | number>;
+  body: T;
 }
 
-function billedBody<T>(reply: FastifyReply, metrics: Metrics, op: Operation, billed: Billed<T>): T {
-  reply.header('x-credits-remaining', billed.creditsRemaining);
+/**
+ * Turns an admitted caller and validated params and query into the answer, or throws an AppError.
+ * Synchronous when every port answers from memory.
+ */
+export type Answer<P = any, Q = any, T = unknown> = (caller: Caller, params: P, query: Q) => MaybePromise<OperationReply<T>>;
+
+/** A route whose whole answer is one Answer function, so another front end (the fast path) can serve it too. */
+export interface AnsweredRouteSpec extends RouteSpec {
+  answer: Answer;
+}
+
+/** The fastify binding of an Answer: the guard's caller in, status and headers onto the reply, the body out. */
+export function answeredRoute<P, Q, T>(operation: Operation, schema: FastifySchema, answer: Answer<P, Q, T>): AnsweredRouteSpec {
+  return {
+    operation,
+    schema,
+    answer,
+    // Not async: an answer given at once is sent at once, with no promise per request.
+    handler: (req: FastifyRequest, reply: FastifyReply) => {
+      const answered = answer(callerOf(req), req.params as P, req.query as Q);
+      return isPromise(answered) ? answered.then((a) => applyReply(reply, a)) : applyReply(reply, answered);
+    },
+  };
+}
+
+function applyReply<T>(reply: FastifyReply, a: OperationReply<T>): T {
+  reply.code(a.status);
+  for (const name in a.headers) reply.header(name, a.headers[name]);
+  return a.body;
+}
+
+/** The answer of a billed operation: 200, X-Credits-Remaining, and the charge counted in the metrics. */
+export function billedReply<T>(metrics: Metrics, op: Operation, billed: MaybePromise<Billed<T>>): MaybePromise<OperationReply<T>> {
+  if (isPromise(billed)) return billed.then((b) => billedAnswer(metrics, op, b));
+  return billedAnswer(metrics, op, billed);
+}
+
+function billedAnswer<T>(metrics: Metrics, op: Operation, billed: Billed<T>): OperationReply<T> {
   metrics.charge(op.id, billed.charged);
-  return billed.value;
+  return { status: 200, headers: { 'x-credits-remaining': billed.creditsRemaining }, body: billed.value };
+}
+
+/** Sets X-Credits-Remaining and counts the charge; returns the body (at once when billed is a value). */
+export function sendBilled<T>(reply: FastifyReply, metrics: Metrics, op: Operation, billed: MaybePromise<Billed<T>>): MaybePromise<T> {
+  const answered = billedReply(metrics, op, billed);
+  return isPromise(answered) ? answered.then((a) => applyReply(reply, a)) : applyReply(reply, answered);
 }

@@ -24,7 +24,10 @@ import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
 import { IpResult, Problem } from './schemas.ts';
 import { AppError } from '../errors.ts';
 import { lazyChildLogger } from '../lib/logger.ts';
-import { nextRequestId } from '../lib/request-id.ts';
+import { requestIdFrom } from '../lib/request-id.ts';
+import { admitter } from './admission.ts';
+import { FastRoute, fastServerFactory } from './fast-route.ts';
+import { responseRecorder } from './response-log.ts';
 
 export interface HttpServerDeps {
   services: Services;
@@ -38,9 +41,10 @@ export interface HttpServerDeps {
   operatorToken: string | undefined;
   /** The store whose presigned downloads this server serves (embedded mode). */
   objects: ObjectStore;
+  /** Serve GET /lookup/ip/{ip} on the fast path in front of fastify (http/fast-route.ts); default true. */
+  fastPath?: boolean;
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 // Bodies are never coerced (a string is not an array of addresses); path and query strings are.
@@ -50,18 +54,23 @@ const stringAjv = new Ajv({ coerceTypes: true, useDefaults: true, removeAddition
 /** Builds the HTTP server with every route registered here, in one visible place. Tests call inject() on it. */
 export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyInstance> {
   const { services, metrics } = deps;
-  const logRequests = deps.logger.isLevelEnabled('info');
+  const record = responseRecorder(metrics, deps.logger);
+  const admit = admitter(services.accounts, services.limits, (op) => metrics.rateLimited.inc({ operation: op.id, bucket: op.bucket ?? '' }));
+  // The single lookup is served in front of fastify's request pipeline (http/fast-route.ts); inject()
+  // bypasses the server factory, so tests through inject() exercise fastify's route for it.
+  const lookupIpRoute = lookupIp(services, metrics);
+  let closeBegan = false;
+  const closing = () => closeBegan || deps.closing.aborted;
+  const fast = new FastRoute(lookupIpRoute, { prefix: API_PREFIX, admit: admit(lookupIpRoute.operation), record, logger: deps.logger, closing });
   const app = Fastify({
+    ...(deps.fastPath === false ? {} : { serverFactory: fastServerFactory(fast) }),
     loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes,
     routerOptions: { maxParamLength: 1100 },
     requestIdHeader: false,
     childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger as Logger, bindings, options),
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
-    },
+    genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
     // Server to server only: no CORS, and no trust in proxy headers unless configured later.
     trustProxy: false,
   });
@@ -98,15 +107,17 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     reply.header('x-request-id', req.id);
     done();
   });
-  registerOperationGuard(app, services.accounts, services.limits, (op) => metrics.rateLimited.inc({ operation: op.id, bucket: op.bucket ?? '' }));
+  // While closing, answers to requests still in flight say `Connection: close` and their connection
+  // then closes: a kept-alive client connection must not hold the process up until the grace period ends.
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing()) reply.header('connection', 'close');
+    done(null, payload);
+  });
+  registerOperationGuard(app, admit);
   // Metric children are bound once per label pair; req.operation (set by the guard) spares the
   // req.routeOptions getter, which builds a new object on every access.
   app.addHook('onResponse', (req, reply, done) => {
-    const operation = req.operation?.id ?? (req.is404 ? 'unmatched' : 'other');
-    metrics.observe(operation, reply.statusCode, reply.elapsedTime / 1000);
-    // One line per request; the key header is never logged (only method, path, status, timing).
-    // The root logger with the id spelled out writes the same line as req.log, without a child logger.
-    if (logRequests) deps.logger.info({ reqId: req.id, operation, method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    record(req.id, req.operation?.id ?? (req.is404 ? 'unmatched' : 'other'), req.method, req.url, reply.statusCode, reply.elapsedTime);
     done();
   });
 
@@ -124,7 +135,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   const routes: RouteSpec[] = [
     health(services),
     accountMe(services),
-    lookupIp(services, metrics),
+    lookupIpRoute,
     lookupIps(services, metrics),
     lookupDomain(services, metrics),
     ...FEED_LIST.map((feed) => feedStream(services, metrics, feed, deps.stream, deps.closing)),
@@ -156,6 +167,26 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   app.get('/health', { config: { operation: routes[0]!.operation }, schema: { hide: true } as never }, routes[0]!.handler);
   await registerIngest(app as unknown as FastifyInstance, services, deps.operatorToken);
   registerDownloads(app as unknown as FastifyInstance, deps.objects);
+
+  app.addHook('onReady', function compileFastPath(done) {
+    fast.compile(this as unknown as FastifyInstance);
+    done();
+  });
+  // fastify answers 503 to requests that arrive on kept-alive connections while it closes: from the
+  // first close step on, the fast path hands every request to fastify so that stays so. Connections
+  // that fall idle meanwhile (a stream ended by the close, a client that sent nothing more) are closed
+  // as they do, instead of lingering for the keep-alive timeout.
+  let reaper: NodeJS.Timeout | undefined;
+  app.addHook('preClose', (done) => {
+    closeBegan = true;
+    reaper = setInterval(() => app.server.closeIdleConnections(), 100);
+    reaper.unref();
+    done();
+  });
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(reaper);
+    done();
+  });
 
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } as never }, async () => app.swagger());
   app.get('/metrics', { schema: { hide: true } as never }, async (_req, reply) => {

@@ -11,3 +11,11 @@ export function nextRequestId(): string {
   counter = (counter + 1) % 0x1000000000000;
   return prefix + counter.toString(16).padStart(12, '0');
 }
+
+// What a caller may send as its own request id; anything else is replaced, never echoed.
+const GIVEN_ID = /^[\w.:-]{1,128}$/;
+
+/** The request id of a request: the caller's X-Request-Id when well-formed, else a new one. */
+export function requestIdFrom(given: string | string[] | undefined): string {
+  return typeof given === 'string' && GIVEN_ID.test(given) ? given : nextRequestId();
+}

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
-import { AppError } from '../../errors.ts';
 import { isPromise } from '../../lib/maybe-promise.ts';
-import type { Caller, AccountService, VerifyResult } from '../../modules/accounts/account-service.ts';
-import type { LimitPolicy } from '../../modules/ratelimit/limit-policy.ts';
+import type { Caller } from '../../modules/accounts/account-service.ts';
 import type { RateDecision } from '../../modules/ratelimit/rate-limiter.ts';
 import type { Operation } from '../../operations.ts';
+import type { Admission, admitter } from '../admission.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -28,69 +27,44 @@ export function setRateLimitHeaders(reply: FastifyReply, d: RateDecision): void 
  * row when the route is registered (so no per-request route lookup). Call before adding routes.
  */
 // Any server and logger type: server.ts passes a pino-typed instance.
-export function registerOperationGuard(app: FastifyInstance<any, any, any, any>, accounts: AccountService, limits: LimitPolicy, onRateLimited: (op: Operation) => void): void {
+export function registerOperationGuard(app: FastifyInstance<any, any, any, any>, admit: ReturnType<typeof admitter>): void {
   // Declared up front so every request object has the same shape.
   app.decorateRequest('caller', undefined);
   app.decorateRequest('operation', undefined);
-  const guardFor = operationGuard(accounts, limits, onRateLimited);
   app.addHook('onRoute', (route) => {
     const op = route.config?.operation;
     if (!op) return;
     const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [...own, guardFor(op)];
+    route.onRequest = [...own, operationGuard(op, admit)];
   });
 }
 
-const unauthenticated = (reason: Exclude<VerifyResult, { ok: true }>['reason']): AppError =>
-  new AppError(
-    'UNAUTHENTICATED',
-    reason === 'MISSING' ? 'No API key: send it in the x-api-key header.' : reason === 'REVOKED' ? 'This API key has been revoked.' : 'The API key is not valid.',
-  );
-
 /**
- * Runs before every operation, driven by its operations.ts row: key (401), scope (403), then the
- * team's rate bucket (429). Routes never check any of these by hand.
+ * Runs before every operation: the admission of http/admission.ts (401, 403, 429) applied to fastify's
+ * request and reply. Routes never check any of these by hand.
  *
  * Callback style, not async: with the in-memory key cache and buckets every step answers at once, so
  * an admitted request makes no promise here; a store read (cache miss) continues asynchronously.
  */
-export function operationGuard(accounts: AccountService, limits: LimitPolicy, onRateLimited: (op: Operation) => void) {
-  return (op: Operation): onRequestHookHandler => {
-    const { scope, bucket } = op;
-
-    const decide = (reply: FastifyReply, decision: RateDecision, done: HookHandlerDoneFunction): void => {
-      setRateLimitHeaders(reply, decision);
-      if (decision.allowed) return done();
-      onRateLimited(op);
-      done(new AppError('RATE_LIMITED', `Rate limit of the team's ${bucket} bucket exceeded; retry in ${decision.retryAfterSeconds} s.`, { retryAfter: decision.retryAfterSeconds }));
-    };
-
-    const admit = (req: FastifyRequest, reply: FastifyReply, verified: VerifyResult, done: HookHandlerDoneFunction): void => {
-      if (!verified.ok) return done(unauthenticated(verified.reason));
-      const caller = verified.caller;
-      if (!caller.scopes.has(scope!)) {
-        return done(new AppError('PERMISSION_DENIED', `This key lacks the ${scope} scope that ${op.method} ${op.path} needs. /account/me lists the key's scopes.`));
-      }
-      req.caller = caller;
-      if (bucket === null) return done();
-      let decision;
-      try {
-        decision = limits.take(caller.orgId, bucket);
-      } catch (e) {
-        return done(e as Error);
-      }
-      if (isPromise(decision)) decision.then((d) => decide(reply, d, done), done);
-      else decide(reply, decision, done);
-    };
-
-    return function guard(req, reply, done) {
-      req.operation = op;
-      if (scope === null) return done();
-      const header = req.headers['x-api-key'];
-      const verified = accounts.verifyKey(Array.isArray(header) ? header[0] : header);
-      if (isPromise(verified)) verified.then((v) => admit(req, reply, v, done), done);
-      else admit(req, reply, verified, done);
-    };
+export function operationGuard(op: Operation, admit: ReturnType<typeof admitter>): onRequestHookHandler {
+  const decide = op.scope === null ? undefined : admit(op);
+  const apply = (req: FastifyRequest, reply: FastifyReply, a: Admission, done: HookHandlerDoneFunction): void => {
+    if (a.rate !== undefined) setRateLimitHeaders(reply, a.rate);
+    if (!a.ok) return done(a.error);
+    req.caller = a.caller;
+    done();
+  };
+  return function guard(req, reply, done) {
+    req.operation = op;
+    if (decide === undefined) return done();
+    let a;
+    try {
+      a = decide(req.headers['x-api-key']);
+    } catch (e) {
+      return done(e as Error);
+    }
+    if (isPromise(a)) a.then((v) => apply(req, reply, v, done), done);
+    else apply(req, reply, a, done);
   };
 }
 

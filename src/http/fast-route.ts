@@ -1,0 +1,202 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyServerFactory } from 'fastify';
+import type { Logger } from 'pino';
+import { isPromise } from '../lib/maybe-promise.ts';
+import { requestIdFrom } from '../lib/request-id.ts';
+import type { RateDecision } from '../modules/ratelimit/rate-limiter.ts';
+import type { Admission, Admit } from './admission.ts';
+import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
+import type { RecordResponse } from './response-log.ts';
+import type { AnsweredRouteSpec, OperationReply } from './route-spec.ts';
+
+type Validate = ((data: unknown) => boolean) | undefined;
+type Serialize = (data: unknown) => string;
+
+interface Compiled {
+  params: Validate;
+  query: Validate;
+  /** Response serializers by status, compiled from the route's response schemas. */
+  serializers: Map<number, Serialize>;
+}
+
+/** One request in flight on the fast path. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  reqId: string;
+  /** performance.now() when the request reached the server's listener. */
+  start: number;
+  rate: RateDecision | undefined;
+}
+
+export interface FastRouteOptions {
+  /** e.g. /api/v4; the route's operation path follows it. */
+  prefix: string;
+  admit: Admit;
+  record: RecordResponse;
+  logger: Logger;
+  /** true once the app has begun to close: every request then goes to fastify (its 503 while draining). */
+  closing: () => boolean;
+}
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Serves one authenticated GET route (path `<static>/:param`, e.g. /api/v4/lookup/ip/:ip_address)
+ * straight on node:http, in front of fastify's request pipeline, which costs about as much CPU per
+ * request as everything else umbra does for a lookup (see docs/architecture.md).
+ *
+ * It changes no behaviour: the route is found by fastify's own router (`findRoute`, so paths and
+ * percent-encoded parameters are decoded exactly as fastify would), params and query are validated
+ * and the body serialized by the compilers fastify uses for the route, the caller is admitted by the
+ * same admission as fastify's guard, the answer comes from the route's own Answer function, errors
+ * become the same problem+json through toProblem, and the same recorder counts and logs the request.
+ * Whatever it does not recognise, or whose input fails validation, it hands to fastify untouched
+ * (serve returns false), so fastify answers those exactly as before.
+ */
+export class FastRoute {
+  private readonly staticPart: string;
+  private readonly param: string;
+  private compiled: Compiled | undefined;
+  private app: FastifyInstance | undefined;
+
+  constructor(
+    private readonly spec: AnsweredRouteSpec,
+    private readonly options: FastRouteOptions,
+  ) {
+    const url = options.prefix + spec.operation.path;
+    const colon = url.indexOf(':');
+    if (spec.operation.method !== 'GET' || colon === -1 || url.lastIndexOf('/') !== colon - 1 || url.indexOf(':', colon + 1) !== -1) {
+      throw new Error(`fast path needs a GET route ending in one /:param, got ${spec.operation.method} ${url}`);
+    }
+    this.staticPart = url.slice(0, colon);
+    this.param = url.slice(colon + 1);
+  }
+
+  /** Compiles with the compilers fastify used for the route; call once fastify is ready. Until then every request goes to fastify. */
+  compile(app: FastifyInstance): void {
+    const validator = app.validatorCompiler;
+    const serializer = app.serializerCompiler;
+    if (!validator || !serializer) throw new Error('fast path: fastify has no compilers yet (call compile() on ready)');
+    const url = this.options.prefix + this.spec.operation.path;
+    const { params, querystring, response } = this.spec.schema as { params?: unknown; querystring?: unknown; response?: Record<string, unknown> };
+    const validate = (schema: unknown, httpPart: string): Validate => (schema === undefined ? undefined : (validator({ schema, method: 'GET', url, httpPart }) as Validate));
+    const serializers = new Map<number, Serialize>();
+    for (const [status, schema] of Object.entries(response ?? {})) serializers.set(Number(status), serializer({ schema, method: 'GET', url, httpStatus: status }));
+    this.compiled = { params: validate(params, 'params'), query: validate(querystring, 'querystring'), serializers };
+    this.app = app;
+  }
+
+  /**
+   * Serves the request when it is exactly this route and its input is valid; false when it is anything
+   * else, for fastify to handle. Never throws: a failure becomes a problem+json answer.
+   */
+  serve(req: IncomingMessage, res: ServerResponse): boolean {
+    const url = req.url!;
+    if (!url.startsWith(this.staticPart)) return false;
+    const method = req.method!;
+    if ((method !== 'GET' && method !== 'HEAD') || this.compiled === undefined || this.options.closing()) return false;
+    // One raw path segment: a further '/' (even a trailing one) is some other path, left to fastify.
+    const slash = url.indexOf('/', this.staticPart.length);
+    if (slash !== -1) {
+      const query = url.indexOf('?', this.staticPart.length);
+      const hash = url.indexOf('#', this.staticPart.length);
+      if ((query === -1 || slash < query) && (hash === -1 || slash < hash)) return false;
+    }
+    const found = this.app!.findRoute({ method, url }) as { params: Record<string, unknown>; searchParams: Record<string, unknown> } | null;
+    if (found === null || typeof found.params[this.param] !== 'string') return false;
+    const { params, query } = this.compiled;
+    // Invalid input goes to fastify, which answers the same 400 after the same admission.
+    if ((params !== undefined && !params(found.params)) || (query !== undefined && !query(found.searchParams))) return false;
+
+    const x: Exchange = { req, res, reqId: requestIdFrom(req.headers['x-request-id']), start: performance.now(), rate: undefined };
+    let admission;
+    try {
+      admission = this.options.admit(req.headers['x-api-key']);
+    } catch (e) {
+      this.fail(x, e);
+      return true;
+    }
+    if (isPromise(admission)) admission.then((a) => this.answer(x, a, found.params, found.searchParams), (e) => this.fail(x, e));
+    else this.answer(x, admission, found.params, found.searchParams);
+    return true;
+  }
+
+  private answer(x: Exchange, a: Admission, params: unknown, query: unknown): void {
+    x.rate = a.rate;
+    if (!a.ok) return this.fail(x, a.error);
+    let answered;
+    try {
+      answered = this.spec.answer(a.caller, params, query);
+    } catch (e) {
+      return this.fail(x, e);
+    }
+    if (isPromise(answered)) answered.then((r) => this.send(x, r), (e) => this.fail(x, e));
+    else this.send(x, answered);
+  }
+
+  private send(x: Exchange, r: OperationReply): void {
+    let payload: string;
+    try {
+      const serialize = this.compiled!.serializers.get(r.status);
+      payload = serialize === undefined ? JSON.stringify(r.body) : serialize(r.body);
+    } catch (e) {
+      return this.fail(x, e);
+    }
+    this.end(x, r.status, r.headers, JSON_CONTENT_TYPE, payload, true);
+  }
+
+  /** The error handler of server.ts, for this route: one problem+json body, 5xx logged with details hidden. */
+  private fail(x: Exchange, err: unknown): void {
+    const problem = toProblem(err);
+    if (problem.status >= 500) this.options.logger.error({ reqId: x.reqId, err }, 'request failed');
+    this.end(x, problem.status, problem.headers, PROBLEM_CONTENT_TYPE, JSON.stringify(problem.body), false);
+  }
+
+  /**
+   * Writes the answer with the headers fastify's route sends, in its order: request id, RateLimit-*,
+   * the answer's own, content type and length. Values are made strings here once: node would convert
+   * a number twice (to validate it, then to write it). `answer`: a refused header becomes a 500 problem.
+   */
+  private end(x: Exchange, status: number, own: Record<string, string | number>, type: string, payload: string, answer: boolean): void {
+    const rate = x.rate;
+    const headers: Record<string, string> =
+      rate === undefined
+        ? { 'x-request-id': x.reqId }
+        : { 'x-request-id': x.reqId, 'ratelimit-limit': `${rate.limit}`, 'ratelimit-remaining': `${rate.remaining}`, 'ratelimit-reset': `${rate.resetSeconds}` };
+    for (const name in own) headers[name] = `${own[name]}`;
+    headers['content-type'] = type;
+    headers['content-length'] = `${Buffer.byteLength(payload)}`;
+    // One writeHead and one end: headers and body leave in a single write (no body for HEAD).
+    try {
+      x.res.writeHead(status, headers);
+    } catch (e) {
+      // A header value node refuses (say, a control character): answer 500 without the answer's own
+      // headers, as fastify's error handler does; never let it escape into the server's listener.
+      if (answer && !x.res.headersSent) return this.fail(x, e);
+      x.res.destroy(e as Error);
+      status = 500;
+      return this.options.record(x.reqId, this.spec.operation.id, x.req.method!, x.req.url!, status, performance.now() - x.start);
+    }
+    x.res.end(payload);
+    this.options.record(x.reqId, this.spec.operation.id, x.req.method!, x.req.url!, status, performance.now() - x.start);
+  }
+}
+
+/**
+ * fastify's serverFactory: the node:http server fastify would make (same timeouts), whose listener
+ * offers each request to the fast route first and hands the rest to fastify's handler unchanged.
+ */
+export function fastServerFactory(fast: FastRoute): FastifyServerFactory {
+  return (handler, opts) => {
+    const o = opts as { http?: object; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket?: number };
+    const server: Server = createServer(o.http ?? {}, (req, res) => {
+      if (!fast.serve(req, res)) handler(req, res);
+    });
+    server.keepAliveTimeout = o.keepAliveTimeout;
+    server.requestTimeout = o.requestTimeout;
+    server.setTimeout(o.connectionTimeout);
+    if (o.maxRequestsPerSocket !== undefined && o.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket;
+    return server;
+  };
+}
