@@ -59,34 +59,42 @@ export async function writeDay(deps: ExportJobDeps, feed: FeedId, date: string, 
   if (!present.some((p) => p.snap)) return onePass();
 
   const dir = join(deps.workDir, `rollup-${feed}-${randomBytes(6).toString('hex')}`);
+  const fileOf = (hour: number) => join(dir, `${String(hour).padStart(2, '0')}.parquet`);
   await mkdir(dir, { recursive: true });
   try {
-    // Fetch and verify the candidates together: links and hashes of a few MB, I/O bound.
-    const verified = await Promise.all(
-      present.map(async (p) => {
-        if (!p.snap) return false;
-        const file = join(dir, `${p.hour}.parquet`);
-        const ok = (await fetchToFile(deps.store, p.snap.key, file)) && (await digest(file)).sha256 === p.snap.checksum;
-        if (!ok) await rm(file, { force: true });
-        return ok;
-      }),
-    );
-    const sources: DaySources = { reused: [], rewritten: [], fromLog: [] };
-    const files: string[] = [];
-    let expect = 0;
-    for (const [i, p] of present.entries()) {
-      const file = join(dir, `${p.hour}.parquet`);
-      if (verified[i]) {
-        expect += p.snap!.rows;
-        sources.reused.push(p.hour);
-      } else {
-        expect += (await (await hourSource(deps, feed, p.start)).write(file, {})).rows;
+    /** Rows of the hours written again from the log (once, even when a second merge follows). */
+    const rewritten = new Map<number, number>();
+    /** One COPY over the hours in order: `trusted` ones from their hourly file, the rest written again. */
+    const merge = async (trusted: readonly boolean[]) => {
+      const sources: DaySources = { reused: [], rewritten: [], fromLog: [] };
+      let expect = 0;
+      for (const [i, p] of present.entries()) {
+        if (trusted[i]) {
+          expect += p.snap!.rows;
+          sources.reused.push(p.hour);
+          continue;
+        }
+        let rows = rewritten.get(p.hour);
+        if (rows === undefined) {
+          await rm(fileOf(p.hour), { force: true });
+          rows = (await (await hourSource(deps, feed, p.start)).write(fileOf(p.hour), {})).rows;
+          rewritten.set(p.hour, rows);
+        }
+        expect += rows;
         sources.rewritten.push(p.hour);
       }
-      files.push(file);
+      return { ...(await deps.writer.concatParquet(def, present.map((p) => fileOf(p.hour)), outFile, kv, expect)), sources };
+    };
+    const fetched = await Promise.all(present.map((p) => (p.snap ? fetchToFile(deps.store, p.snap.key, fileOf(p.hour)) : false)));
+    // The fetched files are hashed while DuckDB already merges them: a mismatch is rare, and then
+    // those hours are written again and the merge redone. DuckDB reads the very files hashed.
+    const verifying = Promise.all(present.map(async (p, i) => fetched[i] === true && (await digest(fileOf(p.hour))).sha256 === p.snap!.checksum));
+    const [first, verified] = await Promise.all([merge(fetched).then((r) => ({ r }), (e: unknown) => ({ e })), verifying]);
+    if (verified.every((v, i) => v === fetched[i])) {
+      if ('e' in first) throw first.e;
+      return first.r;
     }
-    const info = await deps.writer.concatParquet(def, files, outFile, kv, expect);
-    return { ...info, sources };
+    return await merge(verified);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
