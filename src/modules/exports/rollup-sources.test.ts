@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parquetMetadata } from 'hyparquet';
 import { ManualClock } from '../../lib/clock.ts';
 import { FileFeedLog } from '../../storage/embedded/file-feed-log.ts';
 import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
@@ -62,7 +63,9 @@ describe('daily rollup sources', () => {
     const pq = await readParquet(bytes);
     assert.equal(snap.rows, pq.numRows);
     assert.deepEqual(pq.fields, [['timestamp', 'BIGINT'], ['tunnel_id', 'BIGINT'], ['domain', 'VARCHAR'], ['port', 'INTEGER'], ['details', 'JSON'], ['raw', 'BLOB']].map(([name, type]) => ({ name, type })));
-    assert.equal(pq.kv.kind, 'daily');
+    assert.deepEqual({ kind: pq.kv.kind, date: pq.kv.date, feed: pq.kv.feed }, { kind: 'daily', date: DATE, feed: FEED });
+    const meta = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
+    assert.ok(meta.row_groups.every((g) => g.columns.every((c) => c.meta_data?.codec === 'ZSTD')), 'zstd throughout');
     return { snap, rows: pq.rows, sources: sources! };
   };
   const hoursWith = () => [...log.keys()].sort((a, b) => a - b);
