@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { parquetMetadata } from 'hyparquet';
 import { ManualClock } from '../../lib/clock.ts';
 import { FileFeedLog } from '../../storage/embedded/file-feed-log.ts';
@@ -109,7 +110,7 @@ describe('daily rollup sources', () => {
     assert.deepEqual(readdirSync(deps.workDir), [], 'nothing left in the work dir');
   });
 
-  it('should write an hour again when its file is missing, holds other bytes or an older schema, fetching through get() without copyToFile', async () => {
+  it('should write an hour again when its file is missing, holds other bytes, has an older schema or fails to download, fetching through get() without copyToFile', async () => {
     for (let h = 0; h < 24; h++) await runHourly(deps, FEED, D0 + h * HOUR_MS);
     const h2 = await deps.catalog.get(FEED, DATE, 2);
     await deps.store.delete(h2!.key);
@@ -119,9 +120,20 @@ describe('daily rollup sources', () => {
     const h5 = (await deps.catalog.get(FEED, DATE, 5))!;
     await deps.catalog.upsert({ ...h5, schema: { fields: h5.schema.fields.slice(0, 5) } });
     await deps.catalog.forgetKey((await deps.catalog.get(FEED, DATE, 6))!.key);
-    const { rows, sources } = await rollup({ ...deps, store: withoutCopy(deps.store) });
-    assert.deepEqual(sources.rewritten, [2, 3, 5, 6]);
-    assert.deepEqual(sources.reused.length, 23 - 4);
+    // And hour 8's download breaks midway.
+    const store = withoutCopy(deps.store);
+    const h8 = (await deps.catalog.get(FEED, DATE, 8))!.key;
+    store.get = async (k) => {
+      const body = await deps.store.get(k);
+      if (k !== h8 || !body) return body;
+      return Readable.from((async function* () {
+        for await (const c of body) yield c;
+        throw new Error('connection reset');
+      })());
+    };
+    const { rows, sources } = await rollup({ ...deps, store });
+    assert.deepEqual(sources.rewritten, [2, 3, 5, 6, 8]);
+    assert.deepEqual(sources.reused.length, 23 - 5);
     assert.deepEqual(rows, allRows());
   });
 

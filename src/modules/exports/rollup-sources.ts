@@ -85,7 +85,9 @@ export async function writeDay(deps: ExportJobDeps, feed: FeedId, date: string, 
       }
       return { ...(await deps.writer.concatParquet(def, present.map((p) => fileOf(p.hour)), outFile, kv, expect)), sources };
     };
-    const fetched = await Promise.all(present.map((p) => (p.snap ? fetchToFile(deps.store, p.snap.key, fileOf(p.hour)) : false)));
+    // A fetch that fails (a remote store's hiccup) only costs that hour a rewrite from the log.
+    const fetch = (key: string, file: string) => fetchToFile(deps.store, key, file).catch(async () => (await rm(file, { force: true }), false));
+    const fetched = await Promise.all(present.map((p) => (p.snap ? fetch(p.snap.key, fileOf(p.hour)) : false)));
     // The fetched files are hashed while DuckDB already merges them: a mismatch is rare, and then
     // those hours are written again and the merge redone. DuckDB reads the very files hashed.
     const verifying = Promise.all(present.map(async (p, i) => fetched[i] === true && (await digest(fileOf(p.hour))).sha256 === p.snap!.checksum));
