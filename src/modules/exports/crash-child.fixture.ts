@@ -1,11 +1,12 @@
 // Test fixture run as a child process by export-jobs.crash.test.ts, which SIGKILLs it mid-job.
-// argv: dataDir mode ('seed' | 'hourly') hourStartMs rows
+// argv: dataDir mode ('seed' | 'hourly' | 'rollup') hourStartMs rows
 import { join } from 'node:path';
 import { ManualClock } from '../../lib/clock.ts';
 import { FileFeedLog } from '../../storage/embedded/file-feed-log.ts';
 import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
+import { runRollup } from './daily-rollup-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 
@@ -28,7 +29,9 @@ if (mode === 'seed') {
   const writer = await ParquetWriter.create({ spoolDir: join(dir, 'work'), threads: 1 });
   const store = new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock });
   process.stdout.write('started\n');
-  await runHourly({ feedLog, store, catalog: new SqliteSnapshotCatalog(db), writer, clock, workDir: join(dir, 'work') }, 'proxies', hour);
+  const deps = { feedLog, store, catalog: new SqliteSnapshotCatalog(db), writer, clock, workDir: join(dir, 'work') };
+  if (mode === 'rollup') await runRollup(deps, 'proxies', new Date(hour).toISOString().slice(0, 10));
+  else await runHourly(deps, 'proxies', hour);
   writer.close();
   db.close();
   process.stdout.write('finished\n');

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { Clock } from '../../lib/clock.ts';
 import { FEEDS, type FeedId } from '../feeds/feed-catalog.ts';
 import type { FeedLog } from '../feeds/feed-log.ts';
 import type { ObjectStore } from './object-store.ts';
-import type { ParquetWriter } from './parquet-writer.ts';
+import type { ParquetFileInfo, ParquetWriter } from './parquet-writer.ts';
 import type { Snapshot, SnapshotCatalog } from './snapshot-catalog.ts';
 
 /** What the hourly and daily jobs need; storage/index.ts builds the backends, app.ts the rest. */
@@ -19,24 +21,30 @@ export interface ExportJobDeps {
   workDir: string;
 }
 
+/** Writes a parquet file to `outFile` with these footer key-values. */
+export type WriteParquet = (outFile: string, kv: Record<string, string>) => Promise<ParquetFileInfo>;
+
 /**
- * Writes `lines` to a local parquet file, uploads it under `key` and records the snapshot. The order
- * is what makes a crash harmless: the object replaces its predecessor atomically, and the row that
- * pointed at the old bytes is dropped first, so the catalog never describes bytes it did not see.
+ * Writes a local parquet file, uploads it under `key` and records the snapshot. The order is what
+ * makes a crash harmless: the object replaces its predecessor atomically, and the row that pointed
+ * at the old bytes is dropped first, so the catalog never describes bytes it did not see.
  */
 export async function publishSnapshot(
   deps: ExportJobDeps,
   target: Pick<Snapshot, 'feed' | 'kind' | 'date' | 'hour' | 'key'>,
-  lines: AsyncIterable<string>,
+  write: WriteParquet,
+  sourceVersion?: string,
 ): Promise<Snapshot> {
-  const feed = FEEDS[target.feed];
   await mkdir(deps.workDir, { recursive: true });
   const tmp = join(deps.workDir, `${target.feed}-${randomBytes(6).toString('hex')}.parquet`);
   try {
-    const info = await deps.writer.write(feed, lines, tmp, { kind: target.kind, date: target.date, ...(target.hour === null ? {} : { hour: String(target.hour) }) });
+    const info = await write(tmp, { kind: target.kind, date: target.date, ...(target.hour === null ? {} : { hour: String(target.hour) }) });
     await deps.catalog.forgetKey(target.key);
     await deps.store.put(target.key, tmp, { sha256: info.sha256, rows: info.rows, contentType: 'application/vnd.apache.parquet' });
-    const snap: Snapshot = { ...target, size: info.size, rows: info.rows, checksum: info.sha256, schema: info.schema, createdAt: Math.floor(deps.clock.now() / 1000) };
+    const snap: Snapshot = {
+      ...target, size: info.size, rows: info.rows, checksum: info.sha256, schema: info.schema, createdAt: Math.floor(deps.clock.now() / 1000),
+      ...(sourceVersion === undefined ? {} : { sourceVersion }),
+    };
     await deps.catalog.upsert(snap);
     return snap;
   } finally {
@@ -44,18 +52,49 @@ export async function publishSnapshot(
   }
 }
 
+/**
+ * How to write one hour of the log. The fast path hands DuckDB the partition file itself
+ * (FeedLog.hourFile) when it ends on a whole line; otherwise, or when the log has no local files, the
+ * lines stream through readHourBlocks, which skips a torn tail. `version` is the partition's version
+ * read before anything else, so the snapshot holds at least what it names.
+ */
+export async function hourSource(deps: Pick<ExportJobDeps, 'feedLog' | 'writer'>, feed: FeedId, hourStartMs: number): Promise<{ version?: string; write: WriteParquet }> {
+  const def = FEEDS[feed];
+  const stream: WriteParquet = (out, kv) => deps.writer.write(def, deps.feedLog.readHourBlocks(feed, hourStartMs), out, kv);
+  const file = await deps.feedLog.hourFile?.(feed, hourStartMs);
+  if (!file) return { write: stream };
+  if (!file.whole) return { version: file.version, write: stream };
+  return {
+    version: file.version,
+    // A record being appended while DuckDB reads may show up half-written: then stream instead.
+    write: (out, kv) => deps.writer.writeNdjsonFiles(def, [file.path], out, kv).catch(() => stream(out, kv)),
+  };
+}
+
 export async function* concatHours(log: FeedLog, feed: FeedId, hourStarts: readonly number[]): AsyncIterable<string> {
   for (const h of hourStarts) yield* log.readHourBlocks(feed, h);
 }
 
-/** Deletes the files of a flat directory last modified before `cutoffMs`; returns how many went. */
+/** Puts an object's bytes in a new local file: the store's own copy when it has one, else streamed. */
+export async function fetchToFile(store: ObjectStore, key: string, dest: string): Promise<boolean> {
+  if (store.copyToFile) return store.copyToFile(key, dest);
+  const body = await store.get(key);
+  if (!body) return false;
+  await pipeline(body, createWriteStream(dest, { flags: 'wx' }));
+  return true;
+}
+
+/**
+ * Deletes the entries of a directory last modified before `cutoffMs` (a directory goes whole: jobs
+ * keep their inputs in one, whose mtime is when they were put there); returns how many went.
+ */
 export async function sweepOld(dir: string, cutoffMs: number): Promise<number> {
   let n = 0;
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     const file = join(dir, name);
     const st = await stat(file).catch(() => undefined);
-    if (st && (st.isFile() || st.isFIFO()) && st.mtimeMs < cutoffMs) {
-      await rm(file, { force: true });
+    if (st && (st.isFile() || st.isFIFO() || st.isDirectory()) && st.mtimeMs < cutoffMs) {
+      await rm(file, { force: true, recursive: true });
       n++;
     }
   }

@@ -18,6 +18,7 @@ const CHILD = fileURLToPath(new URL('./crash-child.fixture.ts', import.meta.url)
 const HOUR = Date.UTC(2026, 10, 21, 5);
 const ROWS = 200_000;
 const KEY = 'proxies/latest/05_proxies.parquet';
+const DAILY = 'proxies/2026/11/21/proxies.parquet';
 
 function runChild(dir: string, mode: string, killAfterMs?: number): Promise<{ finished: boolean }> {
   return new Promise((resolve, reject) => {
@@ -32,7 +33,7 @@ function runChild(dir: string, mode: string, killAfterMs?: number): Promise<{ fi
   });
 }
 
-describe('hourly job killed mid-write (SIGKILL)', () => {
+describe('hourly job and rollup killed mid-write (SIGKILL)', () => {
   it('should never expose a partial object or a row that disagrees with its bytes, and a rerun completes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'umbra-crash-'));
     try {
@@ -41,7 +42,7 @@ describe('hourly job killed mid-write (SIGKILL)', () => {
       const store = new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock });
       // Kill points spread over the job: parquet writing, upload, catalog write.
       const outcomes: string[] = [];
-      for (const killAfter of [40, 140, 240, 340, 440, 540, 640]) {
+      for (const killAfter of [10, 60, 130, 200, 260, 330, 400]) {
         const { finished } = await runChild(dir, 'hourly', killAfter);
         const db = openSqlite(join(dir, 'umbra.db'));
         try {
@@ -67,6 +68,37 @@ describe('hourly job killed mid-write (SIGKILL)', () => {
       db.close();
       assert.equal(row?.rows, ROWS);
       assert.equal(row?.checksum, createHash('sha256').update(readFileSync(store.pathOf(KEY))).digest('hex'));
+
+      // The rollup killed at points spread over it (fetch and verify the hourly file, COPY, upload,
+      // catalog, cleanup): the daily object is absent or whole with every row; until the rollup is
+      // done the hour stays whole and listed; a rerun completes with no row lost or doubled.
+      for (const killAfter of [10, 60, 120, 170, 200, 240, 320]) {
+        const { finished } = await runChild(dir, 'rollup', killAfter);
+        const rdb = openSqlite(join(dir, 'umbra.db'));
+        try {
+          const cat = new SqliteSnapshotCatalog(rdb);
+          const daily = await store.head(DAILY);
+          if (daily) assert.equal((await readParquet(readFileSync(store.pathOf(DAILY)))).numRows, ROWS);
+          const state = (await cat.rollupState('proxies', '2026-11-21'))?.state;
+          const dailyRow = await cat.get('proxies', '2026-11-21');
+          if (dailyRow) assert.equal(dailyRow.checksum, daily?.sha256, 'the daily row describes the stored bytes');
+          if (state !== 'done') {
+            assert.equal((await cat.get('proxies', '2026-11-21', 5))?.checksum, row?.checksum, 'the hour stays listed');
+            assert.ok(await store.head(KEY), 'and downloadable');
+          }
+          outcomes.push(`rollup ${killAfter}ms: ${finished ? 'finished' : 'killed'}, state ${state ?? 'none'}, daily ${daily ? 'whole' : 'absent'}`);
+        } finally {
+          rdb.close();
+        }
+      }
+      assert.equal((await runChild(dir, 'rollup')).finished, true, 'a rerun of the rollup completes');
+      const rdb = openSqlite(join(dir, 'umbra.db'));
+      const cat = new SqliteSnapshotCatalog(rdb);
+      assert.equal((await cat.get('proxies', '2026-11-21'))?.rows, ROWS);
+      assert.deepEqual(await cat.hourlyOf('proxies', '2026-11-21'), []);
+      rdb.close();
+      assert.deepEqual(await store.list('proxies/'), [DAILY]);
+      assert.equal((await readParquet(readFileSync(store.pathOf(DAILY)))).numRows, ROWS);
       // Temp files of killed runs are swept once old enough to be dead.
       const later = new ManualClock(Date.now() + 2 * 3_600_000);
       outcomes.push(`leftovers before sweep: ${filesUnder(join(dir, 'exports', '.tmp')).length + filesUnder(join(dir, 'work')).length}`);

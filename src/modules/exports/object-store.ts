@@ -35,6 +35,12 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   /** Keys under a prefix, sorted. */
   list(prefix: string): Promise<string[]>;
+  /**
+   * Optional fast path: makes `dest` (a local path that must not exist yet) a file with the object's
+   * current bytes without streaming them through JS; a later put to the key leaves `dest` as it was.
+   * false when there is no such object. Without it, readers stream get() to a file (fetchToFile).
+   */
+  copyToFile?(key: string, dest: string): Promise<boolean>;
   /** A download URL (path + query, or absolute for a remote store) valid for `ttlSeconds`. */
   presign(key: string, ttlSeconds: number): Promise<string>;
   /** Checks the query of a URL this store presigned (the embedded store serves its own downloads). */

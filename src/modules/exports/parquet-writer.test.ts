@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FEEDS } from '../feeds/feed-catalog.ts';
@@ -104,5 +104,59 @@ for (const spool of ['fifo', 'file'] as const) describe(`${ParquetWriter.name} (
     assert.deepEqual(readdirSync(join(dir, 'spool')), [], 'spools removed');
     // The writer is still usable afterwards.
     assert.equal((await writer.write(FEEDS.proxies, linesOf([]), join(dir, 'after.parquet'))).rows, 0);
+  });
+});
+
+describe(`${ParquetWriter.name} from files`, () => {
+  let dir: string;
+  let writer: ParquetWriter;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'umbra-pqf-'));
+    writer = await ParquetWriter.create({ spoolDir: join(dir, 'spool'), threads: 2 });
+  });
+  after(() => {
+    writer.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const adb = (from: number, n: number) =>
+    Array.from({ length: n }, (_, i) => ({ session: `s${(from + i) % 7}`, sequential_id: from + i, command: Buffer.from([from + i, 0, 255]).toString('base64'), hash: 'cd'.repeat(32) }));
+  const ndjson = (name: string, records: object[]) => {
+    const file = join(dir, name);
+    writeFileSync(file, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    return file;
+  };
+  const expectAdb = (records: ReturnType<typeof adb>) => records.map((r) => ({ ...r, sequential_id: BigInt(r.sequential_id), command: new Uint8Array(Buffer.from(r.command, 'base64')) }));
+
+  it('should read NDJSON files in order into the same bytes as the streamed lines', async () => {
+    const a = adb(0, 5000);
+    const b = adb(5000, 3000);
+    const files = [ndjson('a.ndjson', a), ndjson('b.ndjson', b)];
+    const viaFiles = await writer.writeNdjsonFiles(FEEDS.honeypot_adb, files, join(dir, 'f.parquet'), { kind: 'hourly' });
+    const viaLines = await writer.write(FEEDS.honeypot_adb, linesOf([...a, ...b]), join(dir, 'l.parquet'), { kind: 'hourly' });
+    assert.equal(viaFiles.rows, 8000);
+    assert.equal(viaFiles.sha256, viaLines.sha256, 'one format, whichever way the rows came');
+    assert.equal(viaFiles.sha256, createHash('sha256').update(readFileSync(join(dir, 'f.parquet'))).digest('hex'));
+    const pq = await readParquet(join(dir, 'f.parquet'));
+    assert.deepEqual(pq.rows, expectAdb([...a, ...b]));
+    assert.equal(pq.kv.kind, 'hourly');
+    assert.equal((await writer.writeNdjsonFiles(FEEDS.honeypot_adb, [], join(dir, 'e.parquet'))).rows, 0);
+  });
+
+  it('should concatenate parquet files in order with the catalog types, and refuse a row count other than expected', async () => {
+    const parts = [adb(0, 2000), [], adb(2000, 10), adb(2010, 4000)];
+    const files: string[] = [];
+    for (const [i, p] of parts.entries()) {
+      files.push(join(dir, `h${i}.parquet`));
+      await writer.write(FEEDS.honeypot_adb, linesOf(p), files[i]!, { kind: 'hourly', hour: String(i) });
+    }
+    const info = await writer.concatParquet(FEEDS.honeypot_adb, files, join(dir, 'day.parquet'), { kind: 'daily' }, 6010);
+    assert.equal(info.rows, 6010);
+    const pq = await readParquet(join(dir, 'day.parquet'));
+    assert.deepEqual(pq.rows, expectAdb(parts.flat()));
+    assert.deepEqual(pq.fields, FEEDS.honeypot_adb.parquet.map((c) => ({ name: c.name, type: c.type })));
+    assert.deepEqual({ kind: pq.kv.kind, hour: pq.kv.hour, feed: pq.kv.feed }, { kind: 'daily', hour: undefined, feed: 'honeypot_adb' });
+    await assert.rejects(writer.concatParquet(FEEDS.honeypot_adb, files, join(dir, 'bad.parquet'), {}, 6011), /6010 rows read/);
+    assert.equal((await writer.concatParquet(FEEDS.honeypot_adb, [], join(dir, 'none.parquet'))).rows, 0);
   });
 });

@@ -1,8 +1,8 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { constants, createReadStream } from 'node:fs';
-import { mkdir, open, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdir, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ColumnType, FeedDef } from '../feeds/feed-catalog.ts';
@@ -41,7 +41,8 @@ export const schemaOf = (feed: FeedDef): ParquetSchema => ({ fields: feed.parque
  * The lines are spooled (to a FIFO or a temp file) as NDJSON and DuckDB's `read_json` parses them
  * with explicit column types, in C++: no JSON.parse or per-row call from JS. That works for every
  * FeedLog backend because the spool is ours. (A typed appender was measured 2-3x slower; see bench/.)
- * DuckDB keeps insertion order, so the same lines always give the same bytes.
+ * Faster paths skip the spool: writeNdjsonFiles reads a local log's own files, concatParquet merges
+ * files this writer made. DuckDB keeps insertion order, so the same input always gives the same bytes.
  */
 export class ParquetWriter {
   private constructor(
@@ -63,26 +64,62 @@ export class ParquetWriter {
    * Writes `lines` (in order) to `outFile`, replacing it. Zero lines give a valid file with zero rows.
    * Calls run one at a time: the connection runs one query at a time anyway, and a queued COPY would
    * hold a libuv thread while its FIFO's blocking open() waits for a reader, starving the pool.
+   * `lines`: one line per item, or blocks of lines joined by '\n' (FeedLog.readHourBlocks).
    */
-  /** `lines`: one line per item, or blocks of lines joined by '\n' (FeedLog.readHourBlocks). */
   write(feed: FeedDef, lines: AsyncIterable<string>, outFile: string, kv: Record<string, string> = {}): Promise<ParquetFileInfo> {
-    const run = this.queue.then(() => this.writeNow(feed, lines, outFile, kv));
+    return this.enqueue(() => this.writeNow(feed, lines, outFile, kv));
+  }
+
+  /**
+   * Writes NDJSON files of whole lines (FeedLog.hourFile), in the order given, to `outFile`: DuckDB
+   * reads them itself, so no line passes through JS. The row count is what COPY wrote.
+   */
+  writeNdjsonFiles(feed: FeedDef, files: readonly string[], outFile: string, kv: Record<string, string> = {}): Promise<ParquetFileInfo> {
+    return this.enqueue(async () => {
+      if (files.length === 0) return this.writeEmpty(feed, outFile, kv);
+      const { readColumns, select } = readPlan(feed);
+      const r = await this.con.run(`COPY (SELECT ${select} FROM read_json(${listLit(files)}, format = 'newline_delimited', columns = ${readColumns}, maximum_object_size = 67108864))
+        TO ${lit(outFile)} ${copyOptions(feed, kv)}`);
+      return { ...(await digest(outFile)), rows: Number(r.rowsChanged), schema: schemaOf(feed) };
+    });
+  }
+
+  /**
+   * Concatenates parquet files this writer made for the same feed (its columns), in the order given,
+   * into `outFile`: the daily rollup as one COPY over the hourly files. Columns are cast to the
+   * catalog's types, so the output's schema never depends on the inputs'. When `expectRows` is given
+   * (the rows the catalog recorded for the inputs), any other count is an error.
+   */
+  concatParquet(feed: FeedDef, files: readonly string[], outFile: string, kv: Record<string, string> = {}, expectRows?: number): Promise<ParquetFileInfo> {
+    return this.enqueue(async () => {
+      if (files.length === 0) return this.writeEmpty(feed, outFile, kv);
+      const select = feed.parquet.map((c) => `CAST(${ident(c.name)} AS ${c.type}) AS ${ident(c.name)}`).join(', ');
+      const r = await this.con.run(`COPY (SELECT ${select} FROM read_parquet(${listLit(files)})) TO ${lit(outFile)} ${copyOptions(feed, kv)}`);
+      const rows = Number(r.rowsChanged);
+      if (expectRows !== undefined && rows !== expectRows) throw new Error(`parquet writer: ${rows} rows read from ${files.length} files that should hold ${expectRows}`);
+      return { ...(await digest(outFile)), rows, schema: schemaOf(feed) };
+    });
+  }
+
+  private enqueue<T>(job: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(job);
     this.queue = run.catch(() => {});
     return run;
   }
 
+  private async writeEmpty(feed: FeedDef, outFile: string, kv: Record<string, string>): Promise<ParquetFileInfo> {
+    const empty = feed.parquet.map((c) => `CAST(NULL AS ${c.type}) AS ${ident(c.name)}`).join(', ');
+    await this.con.run(`COPY (SELECT ${empty} LIMIT 0) TO ${lit(outFile)} ${copyOptions(feed, kv)}`);
+    return { ...(await digest(outFile)), rows: 0, schema: schemaOf(feed) };
+  }
+
   private async writeNow(feed: FeedDef, lines: AsyncIterable<string>, outFile: string, kv: Record<string, string>): Promise<ParquetFileInfo> {
     const schema = schemaOf(feed);
-    // No row_count here: with a FIFO the count is known only at the end; the footer's num_rows is it.
-    const options = `(FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kvLiteral({ ...kv, feed: feed.id, schema: JSON.stringify(schema) })})`;
+    const options = copyOptions(feed, kv);
     const it = lines[Symbol.asyncIterator]();
     let first = await it.next();
     while (!first.done && first.value === '') first = await it.next();
-    if (first.done) {
-      const empty = feed.parquet.map((c) => `CAST(NULL AS ${c.type}) AS ${ident(c.name)}`).join(', ');
-      await this.con.run(`COPY (SELECT ${empty} LIMIT 0) TO ${lit(outFile)} ${options}`);
-      return { ...(await digest(outFile)), rows: 0, schema };
-    }
+    if (first.done) return this.writeEmpty(feed, outFile, kv);
     const rest = { first: first.value, it };
     await mkdir(this.spoolDir, { recursive: true });
     const spool = join(this.spoolDir, `umbra-spool-${randomBytes(8).toString('hex')}.ndjson`);
@@ -198,9 +235,25 @@ function readPlan(feed: FeedDef): { readColumns: string; select: string } {
 const lit = (s: string): string => `'${s.replaceAll("'", "''")}'`;
 const ident = (s: string): string => `"${s.replaceAll('"', '""')}"`;
 const kvLiteral = (kv: Record<string, string>): string => `{${Object.entries(kv).map(([k, v]) => `${lit(k)}: ${lit(v)}`).join(', ')}}`;
+const listLit = (files: readonly string[]): string => `[${files.map(lit).join(', ')}]`;
 
+/** zstd, and the feed and schema in the footer. No row_count: the footer's num_rows is it. */
+const copyOptions = (feed: FeedDef, kv: Record<string, string>): string =>
+  `(FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kvLiteral({ ...kv, feed: feed.id, schema: JSON.stringify(schemaOf(feed)) })})`;
+
+/** SHA-256 and size of a file: one reused buffer and no stream machinery (the rollup hashes 24 small files). */
 export async function digest(file: string): Promise<{ sha256: string; size: number }> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-  return { sha256: hash.digest('hex'), size: (await stat(file)).size };
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(1, (await fh.stat()).size)));
+    let size = 0;
+    for (let n = (await fh.read(buf, 0, buf.length, null)).bytesRead; n > 0; n = (await fh.read(buf, 0, buf.length, null)).bytesRead) {
+      hash.update(buf.subarray(0, n));
+      size += n;
+    }
+    return { sha256: hash.digest('hex'), size };
+  } finally {
+    await fh.close();
+  }
 }

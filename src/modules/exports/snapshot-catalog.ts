@@ -19,6 +19,11 @@ export interface Snapshot {
   schema: ParquetSchema;
   /** Unix seconds. */
   createdAt: number;
+  /**
+   * For an hourly snapshot made from a log partition that has versions (FeedLog.hourFile): the
+   * version read. The rollup reuses the hourly file only while the partition still has it.
+   */
+  sourceVersion?: string;
 }
 
 /** Position in a newest-first listing; opaque to clients once the HTTP layer encodes and signs it. */

@@ -7,6 +7,25 @@ export interface FeedLogEntry {
   line: string;
 }
 
+/**
+ * An hour partition as a local file, for bulk readers on the same machine (the parquet writer hands
+ * it to DuckDB instead of streaming the lines through JS).
+ */
+export interface HourFile {
+  /** Absolute path of the partition: NDJSON, one record per line, each line ending in '\n'. */
+  path: string;
+  /**
+   * False when the file ends in a torn line (a crash mid-append, never acknowledged): only
+   * readHour/readHourBlocks know to skip it, so a bulk reader must use them instead.
+   */
+  whole: boolean;
+  /**
+   * Changes whenever the partition's valid lines change; taken before reading, so whatever a reader
+   * then reads holds at least the lines this version names. Opaque; compare for equality only.
+   */
+  version: string;
+}
+
 export const HOUR_MS = 3_600_000;
 export const hourOf = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
@@ -24,6 +43,11 @@ export interface FeedLog {
    * trailing newline), so bulk readers (the parquet writer) pay one await per block, not per line.
    */
   readHourBlocks(feed: FeedId, hourStartMs: number): AsyncIterable<string>;
+  /**
+   * Optional fast path: the partition as a local file, or undefined when the hour has no records.
+   * Backends without local files (a networked log) leave it out; readers then use readHourBlocks.
+   */
+  hourFile?(feed: FeedId, hourStartMs: number): Promise<HourFile | undefined>;
   /** Start (ms) of every hour partition that exists for the feed, ascending. */
   hours(feed: FeedId): Promise<number[]>;
   /** Deletes partitions whose hour starts before the given time; returns how many went. */

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { HOUR_MS, type FeedLog } from '../../modules/feeds/feed-log.ts';
 
 const collect = async (it: AsyncIterable<string>) => {
@@ -75,6 +76,27 @@ export function feedLogContract(backend: string, make: () => Promise<{ log: Feed
         assert.deepEqual(await log.hours('torrents'), [h0 + 2 * HOUR_MS, h0 + 3 * HOUR_MS]);
         await log.append('torrents', [{ timeMs: h0 + 3 * HOUR_MS, line: '{"k":9}' }]);
         assert.deepEqual(await collect(log.readHour('torrents', h0 + 3 * HOUR_MS)), ['{"k":3}', '{"k":9}']);
+      } finally {
+        await close();
+      }
+    });
+
+    it('should, when it offers hourFile, name a file holding exactly the lines readHour yields, and a version that moves with appends', async (t) => {
+      const { log, close } = await make();
+      try {
+        if (!log.hourFile) return t.skip('no local files: readers stream readHourBlocks');
+        assert.equal(await log.hourFile('anonymizers', h0), undefined, 'no records, no file');
+        await log.append('anonymizers', [{ timeMs: h0 + 1, line: '{"a":1}' }, { timeMs: h0 + 2, line: '{"a":2}' }]);
+        const first = await log.hourFile('anonymizers', h0 + 59_000);
+        assert.ok(first?.whole);
+        const text = await readFile(first.path, 'utf8');
+        assert.deepEqual(text.split('\n'), [...(await collect(log.readHour('anonymizers', h0))), ''], 'whole lines, each ending in a newline');
+        assert.equal((await log.hourFile('anonymizers', h0))?.version, first.version, 'stable while nothing is appended');
+        await log.append('anonymizers', [{ timeMs: h0 + 3, line: '{"a":3}' }]);
+        const second = await log.hourFile('anonymizers', h0);
+        assert.notEqual(second?.version, first.version, 'a late record changes the version');
+        assert.equal((await readFile(second!.path, 'utf8')).split('\n').length, 4);
+        assert.equal(await log.hourFile('anonymizers', h0 + HOUR_MS), undefined);
       } finally {
         await close();
       }

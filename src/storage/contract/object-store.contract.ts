@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -78,6 +78,29 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
         await store.delete(k);
         assert.equal(await store.head(k), undefined);
         assert.equal(await store.get(k), undefined);
+      });
+    });
+
+    it('should, when it offers copyToFile, copy an object to a local file that a later put leaves alone', async (t) => {
+      await withStore(async ({ store }) => {
+        if (!store.copyToFile) return t.skip('no local copies: readers stream get()');
+        const dir = mkdtempSync(join(tmpdir(), 'umbra-os-copy-'));
+        try {
+          const k = 'honeypot_adb/latest/07_honeypot_adb.parquet';
+          const one = Buffer.from('first bytes');
+          await store.put(k, one, { sha256: sha(one), rows: 1 });
+          assert.equal(await store.copyToFile(k, join(dir, 'a')), true);
+          const two = Buffer.from('replaced');
+          await store.put(k, two, { sha256: sha(two), rows: 2 });
+          assert.deepEqual(readFileSync(join(dir, 'a')), one, 'the copy keeps the bytes it was made from');
+          await store.delete(k);
+          assert.deepEqual(readFileSync(join(dir, 'a')), one);
+          assert.equal(await store.copyToFile(k, join(dir, 'b')), false, 'no object');
+          assert.equal(await store.copyToFile('../x', join(dir, 'c')), false, 'no such key');
+          assert.deepEqual(readdirSync(dir), ['a']);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
       });
     });
 

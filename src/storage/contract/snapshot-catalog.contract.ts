@@ -40,6 +40,11 @@ export function snapshotCatalogContract(backend: string, make: () => Promise<{ c
         await c.upsert({ ...h, rows: 99, checksum: 'c'.repeat(64) });
         assert.equal((await c.get('anonymizers', '2026-11-22', 5))?.rows, 99, 'upsert replaces');
         await assert.rejects(c.upsert({ ...h, hour: null }));
+        const versioned = hourly('anonymizers', '2026-11-22', 6, { sourceVersion: '1234:5678' });
+        await c.upsert(versioned);
+        assert.deepEqual(await c.get('anonymizers', '2026-11-22', 6), versioned, 'the source version is kept');
+        await c.upsert(hourly('anonymizers', '2026-11-22', 6));
+        assert.equal((await c.get('anonymizers', '2026-11-22', 6))?.sourceVersion, undefined, 'and replaced with the rest');
       });
     });
 

@@ -53,8 +53,18 @@ describe(FileFeedLog.name, () => {
     appendFileSync(file, '{"torn":'); // what a crash mid-write leaves
     const second = new FileFeedLog(dir);
     assert.deepEqual(await collect(second.readHour('ja4t', HOUR)), ['{"a":1}'], 'readers skip the torn line');
+    // Bulk readers are told the file is not whole; the version counts only the whole line.
+    const torn = await second.hourFile('ja4t', HOUR);
+    assert.deepEqual({ whole: torn?.whole, bytes: torn?.version.split(':')[1] }, { whole: false, bytes: '8' });
     await second.append('ja4t', [{ timeMs: HOUR, line: '{"b":2}' }]);
     await second.close();
     assert.equal(readFileSync(file, 'utf8'), '{"a":1}\n{"b":2}\n');
+    const repaired = await new FileFeedLog(dir).hourFile('ja4t', HOUR);
+    assert.equal(repaired?.whole, true);
+    assert.notEqual(repaired?.version, torn?.version);
+    // A partition holding only a torn line has no records.
+    const lone = join(dir, 'ja4t', '2026-11-22', '13.ndjson');
+    appendFileSync(lone, '{"x":');
+    assert.equal(await new FileFeedLog(dir).hourFile('ja4t', HOUR + 3_600_000), undefined);
   });
 });

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FEED_IDS, type FeedId } from '../../modules/feeds/feed-catalog.ts';
-import { hourOf, type FeedLog, type FeedLogEntry } from '../../modules/feeds/feed-log.ts';
+import { hourOf, type FeedLog, type FeedLogEntry, type HourFile } from '../../modules/feeds/feed-log.ts';
 
 interface Pending {
   entries: readonly FeedLogEntry[];
@@ -130,6 +130,27 @@ export class FileFeedLog implements FeedLog {
     // `rest` has no newline: a write cut short by a crash (never acknowledged), or one in progress.
   }
 
+  async hourFile(feed: FeedId, hourStartMs: number): Promise<HourFile | undefined> {
+    const { file } = partitionPath(this.dir, feed, hourOf(hourStartMs));
+    let fh: FileHandle;
+    try {
+      fh = await open(file, 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+    try {
+      const st = await fh.stat({ bigint: true });
+      const valid = await validLength(fh, Number(st.size));
+      if (valid === 0) return undefined;
+      // Append-only: the valid length grows with every record and never shrinks (only a torn tail is
+      // cut); the inode tells a partition dropped and written again from the one read before.
+      return { path: file, whole: valid === Number(st.size), version: `${st.ino}:${valid}` };
+    } finally {
+      await fh.close();
+    }
+  }
+
   async hours(feed: FeedId): Promise<number[]> {
     const out: number[] = [];
     const feedDir = join(this.dir, feed);
@@ -178,16 +199,22 @@ async function listDir(dir: string): Promise<string[]> {
 /** Cuts a partial last line (a crash mid-write, never acknowledged) so new lines start on a line of their own. */
 async function repairTornTail(fh: FileHandle): Promise<void> {
   const { size } = await fh.stat();
-  if (size === 0) return;
+  const valid = await validLength(fh, size);
+  if (valid !== size) await fh.truncate(valid);
+}
+
+/** Bytes up to and including the last '\n' of a file of `size` bytes: its whole lines. */
+async function validLength(fh: FileHandle, size: number): Promise<number> {
+  if (size === 0) return 0;
   const tail = Buffer.alloc(Math.min(size, 1 << 16));
   let end = size;
   for (;;) {
     const start = Math.max(0, end - tail.length);
     const { bytesRead } = await fh.read(tail, 0, end - start, start);
-    if (end === size && tail[bytesRead - 1] === 0x0a) return;
+    if (end === size && tail[bytesRead - 1] === 0x0a) return size;
     const nl = tail.subarray(0, bytesRead).lastIndexOf(0x0a);
-    if (nl >= 0) return fh.truncate(start + nl + 1);
-    if (start === 0) return fh.truncate(0);
+    if (nl >= 0) return start + nl + 1;
+    if (start === 0) return 0;
     end = start;
   }
 }

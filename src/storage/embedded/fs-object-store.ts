@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, constants as fsConstants, link, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../lib/clock.ts';
@@ -158,6 +158,26 @@ export class FsObjectStore implements ObjectStore {
    */
   async sweepTemp(olderThanMs = 3_600_000): Promise<number> {
     return sweepOld(join(this.root, TMP), this.opts.clock.now() - olderThanMs);
+  }
+
+  /**
+   * A hard link: no bytes move, and since put() renames a new file over the key instead of writing in
+   * place, the link keeps the bytes it was made from. A copy where links are impossible (another
+   * file system).
+   */
+  async copyToFile(key: string, dest: string): Promise<boolean> {
+    if (!isValidKey(key)) return false;
+    const file = this.file(key);
+    try {
+      if (!(await stat(file)).isFile()) return false;
+      await link(file, dest);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return false;
+      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK') throw e;
+      await copyFile(file, dest, fsConstants.COPYFILE_EXCL);
+    }
+    return true;
   }
 
   /** Local path of an object, for a download route that streams it with sendfile. */

@@ -74,6 +74,8 @@ const MIGRATIONS: string[] = [
      updated_at INTEGER NOT NULL,
      PRIMARY KEY (feed, date)
    );`,
+  // The log partition version an hourly snapshot was made from (NULL: unknown), for the rollup.
+  'ALTER TABLE export_snapshots ADD COLUMN source_version TEXT;',
 ];
 
 /**

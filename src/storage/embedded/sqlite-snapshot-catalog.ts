@@ -5,16 +5,17 @@ import type { SqliteDb } from './sqlite-db.ts';
 
 interface Row {
   feed: string; kind: string; date: string; hour: number; period_start_ms: number; key: string;
-  size: number; rows: number; checksum: string; schema: string; created_at: number;
+  size: number; rows: number; checksum: string; schema: string; created_at: number; source_version: string | null;
 }
 
-const COLS = 'feed, kind, date, hour, period_start_ms, key, size, rows, checksum, schema, created_at';
+const COLS = 'feed, kind, date, hour, period_start_ms, key, size, rows, checksum, schema, created_at, source_version';
 // Newest first; at the same period start an hourly row (kind 'hourly' > 'daily') comes first.
 const ORDER = 'ORDER BY period_start_ms DESC, kind DESC';
 
 const toSnapshot = (r: Row): Snapshot => ({
   feed: r.feed as FeedId, kind: r.kind as SnapshotKind, date: r.date, hour: r.hour < 0 ? null : r.hour, key: r.key,
   size: r.size, rows: r.rows, checksum: r.checksum, schema: JSON.parse(r.schema) as Snapshot['schema'], createdAt: r.created_at,
+  ...(r.source_version === null ? {} : { sourceVersion: r.source_version }),
 });
 
 export class SqliteSnapshotCatalog implements SnapshotCatalog {
@@ -25,9 +26,9 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
     this.q = {
       dropKey: db.prepare('DELETE FROM export_snapshots WHERE key = @key AND NOT (feed = @feed AND kind = @kind AND date = @date AND hour = @hour)'),
       upsert: db.prepare(
-        `INSERT INTO export_snapshots (${COLS}) VALUES (@feed, @kind, @date, @hour, @period_start_ms, @key, @size, @rows, @checksum, @schema, @created_at)
+        `INSERT INTO export_snapshots (${COLS}) VALUES (@feed, @kind, @date, @hour, @period_start_ms, @key, @size, @rows, @checksum, @schema, @created_at, @source_version)
          ON CONFLICT (feed, kind, date, hour) DO UPDATE SET period_start_ms = excluded.period_start_ms, key = excluded.key, size = excluded.size,
-           rows = excluded.rows, checksum = excluded.checksum, schema = excluded.schema, created_at = excluded.created_at`,
+           rows = excluded.rows, checksum = excluded.checksum, schema = excluded.schema, created_at = excluded.created_at, source_version = excluded.source_version`,
       ),
       get: db.prepare<[string, string, string, number], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = ? AND date = ? AND hour = ?`),
       first: db.prepare<[string, number], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? ${ORDER} LIMIT ?`),
@@ -44,7 +45,7 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
       ),
       rollup: db.prepare<[string, string], { state: string; updated_at: number }>('SELECT state, updated_at FROM export_rollups WHERE feed = ? AND date = ?'),
     };
-    this.upsertTx = db.transaction((p: Record<string, string | number>) => {
+    this.upsertTx = db.transaction((p: Record<string, string | number | null>) => {
       this.q.dropKey.run(p);
       this.q.upsert.run(p);
     });
@@ -54,7 +55,7 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
     if ((s.kind === 'hourly') !== (s.hour !== null)) throw new Error('an hourly snapshot has an hour, a daily one none');
     this.upsertTx({
       feed: s.feed, kind: s.kind, date: s.date, hour: s.hour ?? -1, period_start_ms: periodStartMs(s), key: s.key,
-      size: s.size, rows: s.rows, checksum: s.checksum, schema: JSON.stringify(s.schema), created_at: s.createdAt,
+      size: s.size, rows: s.rows, checksum: s.checksum, schema: JSON.stringify(s.schema), created_at: s.createdAt, source_version: s.sourceVersion ?? null,
     });
   }
 
