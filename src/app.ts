@@ -31,6 +31,7 @@ import { ExportScheduler } from './modules/exports/export-scheduler.ts';
 import { ExportService } from './modules/exports/export-service.ts';
 import { ParquetWriter } from './modules/exports/parquet-writer.ts';
 import type { Services } from './services.ts';
+import { createOperationGuard } from './operation-guard.ts';
 import { createStores, type Stores } from './storage/index.ts';
 
 export interface AppDeps {
@@ -144,6 +145,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const closing = new AbortController();
   // Every open stream listens to it (and removes its listener when it ends).
   setMaxListeners(0, closing.signal);
+  // One guard for both transports: the same key checks, scopes and team rate buckets.
+  const guard = createOperationGuard({
+    accounts: services.accounts,
+    limits: services.limits,
+    onRateLimited: (op) => metrics.rateLimited.inc({ operation: op.id, bucket: op.bucket ?? '' }),
+  });
   const http = await createHttpServer({
     services,
     metrics,
@@ -153,6 +160,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     closing: closing.signal,
     operatorToken: config.operatorToken,
     objects: stores.objects,
+    guard,
   });
 
   return {

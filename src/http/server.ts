@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { API_PREFIX } from '../operations.ts';
 import type { Services } from '../services.ts';
 import { registerOperationGuard } from './hooks/operation-guard.ts';
+import type { OperationGuard } from '../operation-guard.ts';
 import type { Metrics } from './metrics.ts';
 import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
 import type { RouteSpec } from './route-spec.ts';
@@ -38,6 +39,8 @@ export interface HttpServerDeps {
   operatorToken: string | undefined;
   /** The store whose presigned downloads this server serves (embedded mode). */
   objects: ObjectStore;
+  /** The operation guard shared with the gRPC server: one set of rate buckets per team. */
+  guard: OperationGuard;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -98,7 +101,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     reply.header('x-request-id', req.id);
     done();
   });
-  registerOperationGuard(app, services.accounts, services.limits, (op) => metrics.rateLimited.inc({ operation: op.id, bucket: op.bucket ?? '' }));
+  registerOperationGuard(app, deps.guard);
   // Metric children are bound once per label pair; req.operation (set by the guard) spares the
   // req.routeOptions getter, which builds a new object on every access.
   app.addHook('onResponse', (req, reply, done) => {

@@ -1,8 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
-import { AppError } from '../../errors.ts';
-import { isPromise } from '../../lib/maybe-promise.ts';
-import type { Caller, AccountService, VerifyResult } from '../../modules/accounts/account-service.ts';
-import type { LimitPolicy } from '../../modules/ratelimit/limit-policy.ts';
+import type { Caller } from '../../modules/accounts/account-service.ts';
+import type { OperationGuard } from '../../operation-guard.ts';
 import type { RateDecision } from '../../modules/ratelimit/rate-limiter.ts';
 import type { Operation } from '../../operations.ts';
 
@@ -28,69 +26,33 @@ export function setRateLimitHeaders(reply: FastifyReply, d: RateDecision): void 
  * row when the route is registered (so no per-request route lookup). Call before adding routes.
  */
 // Any server and logger type: server.ts passes a pino-typed instance.
-export function registerOperationGuard(app: FastifyInstance<any, any, any, any>, accounts: AccountService, limits: LimitPolicy, onRateLimited: (op: Operation) => void): void {
+export function registerOperationGuard(app: FastifyInstance<any, any, any, any>, guard: OperationGuard): void {
   // Declared up front so every request object has the same shape.
   app.decorateRequest('caller', undefined);
   app.decorateRequest('operation', undefined);
-  const guardFor = operationGuard(accounts, limits, onRateLimited);
   app.addHook('onRoute', (route) => {
     const op = route.config?.operation;
     if (!op) return;
     const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [...own, guardFor(op)];
+    route.onRequest = [...own, httpGuard(guard, op)];
   });
 }
 
-const unauthenticated = (reason: Exclude<VerifyResult, { ok: true }>['reason']): AppError =>
-  new AppError(
-    'UNAUTHENTICATED',
-    reason === 'MISSING' ? 'No API key: send it in the x-api-key header.' : reason === 'REVOKED' ? 'This API key has been revoked.' : 'The API key is not valid.',
-  );
-
 /**
- * Runs before every operation, driven by its operations.ts row: key (401), scope (403), then the
- * team's rate bucket (429). Routes never check any of these by hand.
- *
- * Callback style, not async: with the in-memory key cache and buckets every step answers at once, so
- * an admitted request makes no promise here; a store read (cache miss) continues asynchronously.
+ * The HTTP side of the shared operation guard (src/operation-guard.ts): reads x-api-key, attaches the
+ * caller and sets the RateLimit-* headers (on a 429 too). Routes never check scopes or buckets by hand.
  */
-export function operationGuard(accounts: AccountService, limits: LimitPolicy, onRateLimited: (op: Operation) => void) {
-  return (op: Operation): onRequestHookHandler => {
-    const { scope, bucket } = op;
-
-    const decide = (reply: FastifyReply, decision: RateDecision, done: HookHandlerDoneFunction): void => {
-      setRateLimitHeaders(reply, decision);
-      if (decision.allowed) return done();
-      onRateLimited(op);
-      done(new AppError('RATE_LIMITED', `Rate limit of the team's ${bucket} bucket exceeded; retry in ${decision.retryAfterSeconds} s.`, { retryAfter: decision.retryAfterSeconds }));
-    };
-
-    const admit = (req: FastifyRequest, reply: FastifyReply, verified: VerifyResult, done: HookHandlerDoneFunction): void => {
-      if (!verified.ok) return done(unauthenticated(verified.reason));
-      const caller = verified.caller;
-      if (!caller.scopes.has(scope!)) {
-        return done(new AppError('PERMISSION_DENIED', `This key lacks the ${scope} scope that ${op.method} ${op.path} needs. /account/me lists the key's scopes.`));
-      }
-      req.caller = caller;
-      if (bucket === null) return done();
-      let decision;
-      try {
-        decision = limits.take(caller.orgId, bucket);
-      } catch (e) {
-        return done(e as Error);
-      }
-      if (isPromise(decision)) decision.then((d) => decide(reply, d, done), done);
-      else decide(reply, decision, done);
-    };
-
-    return function guard(req, reply, done) {
-      req.operation = op;
-      if (scope === null) return done();
-      const header = req.headers['x-api-key'];
-      const verified = accounts.verifyKey(Array.isArray(header) ? header[0] : header);
-      if (isPromise(verified)) verified.then((v) => admit(req, reply, v, done), done);
-      else admit(req, reply, verified, done);
-    };
+function httpGuard(guard: OperationGuard, op: Operation): onRequestHookHandler {
+  return function guardHook(req: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+    req.operation = op;
+    if (op.scope === null) return done();
+    const header = req.headers['x-api-key'];
+    guard.admit(op, Array.isArray(header) ? header[0] : header, (err, admission) => {
+      if (admission.rate) setRateLimitHeaders(reply, admission.rate);
+      if (err) return done(err);
+      req.caller = admission.caller;
+      done();
+    });
   };
 }
 
