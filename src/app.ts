@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createHttpServer } from './http/server.ts';
+import { createGrpcServer, type GrpcServer } from './grpc/server.ts';
 import { Metrics } from './http/metrics.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { nodeKeyCrypto, type KeyCrypto } from './lib/key-crypto.ts';
@@ -52,6 +53,8 @@ export interface AppDeps {
 
 export interface App {
   http: FastifyInstance;
+  /** example.v1.ExampleService; bound by `listen` (serve, tests), closed with the app. */
+  grpc: GrpcServer;
   services: Services;
   stores: Stores;
   metrics: Metrics;
@@ -163,8 +166,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     guard,
   });
 
+  const grpc = createGrpcServer({ services, guard, metrics, logger, streamLifetimeMs: config.streamLifetimeMs, closing: closing.signal });
+
   return {
     http,
+    grpc,
     services,
     stores,
     metrics,
@@ -177,7 +183,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       await exportScheduler?.stop();
       writer?.close();
       closing.abort();
-      await http.close();
+      await Promise.all([grpc.close(), http.close()]);
       await stores.close();
       logger.flush();
     },

@@ -1,0 +1,86 @@
+import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { ReflectionService } from '@grpc/reflection';
+import type { Logger } from 'pino';
+import type { Metrics } from '../http/metrics.ts';
+import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
+import type { OperationGuard } from '../operation-guard.ts';
+import type { Services } from '../services.ts';
+import { getAccountInfo } from './handlers/account.ts';
+import { getExportSnapshotMeta, getExportSnapshotUrl, listExportSnapshots } from './handlers/exports.ts';
+import { lookupDomain, lookupIp, lookupIps } from './handlers/lookup.ts';
+import { feedStreamMethod } from './handlers/streams.ts';
+import { packageDefinition, SERVICE_NAME } from './proto.ts';
+
+export interface GrpcServerDeps {
+  services: Services;
+  guard: OperationGuard;
+  metrics: Metrics;
+  logger: Logger;
+  /** Stream lifetime (service.md: 30 minutes). */
+  streamLifetimeMs: number;
+  /** Aborted when the app closes: open streams end cleanly. */
+  closing: AbortSignal;
+}
+
+/** PEM certificate chain and private key; without them the server listens in plaintext (local use). */
+export interface GrpcTls {
+  cert: Buffer;
+  key: Buffer;
+}
+
+export interface GrpcServer {
+  readonly server: Server;
+  /** Binds and starts; resolves with the bound port (0 picks a free one). */
+  listen(host: string, port: number, tls?: GrpcTls): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Builds example.v1.ExampleService with every method registered here, in one visible place, plus reflection v1 and v1alpha. */
+export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
+  const { services: s } = deps;
+  const ctx = { guard: deps.guard, metrics: deps.metrics };
+  const streamCtx = { ...ctx, services: s, logger: deps.logger, lifetimeMs: deps.streamLifetimeMs, closing: deps.closing };
+  const implementation: UntypedServiceImplementation = {
+    GetAccountInfo: getAccountInfo(ctx, s),
+    LookupIP: lookupIp(ctx, s),
+    LookupIPs: lookupIps(ctx, s),
+    LookupDomain: lookupDomain(ctx, s),
+    ListExportSnapshots: listExportSnapshots(ctx, s),
+    GetExportSnapshotURL: getExportSnapshotUrl(ctx, s),
+    GetExportSnapshotMeta: getExportSnapshotMeta(ctx, s),
+    ...Object.fromEntries(FEED_LIST.map((feed) => [feed.grpcStream, feedStreamMethod(streamCtx, feed)])),
+  };
+  const pkg = packageDefinition();
+  // Message size bounded at the edge: a full LookupIPs request (1,000 addresses) is far below 1 MiB.
+  const server = new Server({ 'grpc.max_receive_message_length': 1024 * 1024 });
+  server.addService(pkg[SERVICE_NAME] as ServiceDefinition, implementation);
+  new ReflectionService(pkg).addToServer(server);
+  let bound = false;
+
+  return {
+    server,
+    listen: (host, port, tls) =>
+      new Promise((resolve, reject) => {
+        const credentials = tls ? ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false) : ServerCredentials.createInsecure();
+        const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+        server.bindAsync(address, credentials, (err, boundPort) => {
+          if (err) return reject(err);
+          bound = true;
+          resolve(boundPort);
+        });
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (!bound) {
+          server.forceShutdown();
+          return resolve();
+        }
+        // Streams were ended by `closing`; unary calls in flight get a moment, then the rest is cut.
+        const force = setTimeout(() => server.forceShutdown(), 2000);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}
