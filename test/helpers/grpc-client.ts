@@ -100,7 +100,7 @@ export function grpcToJson(v: unknown, unit: 's' | 'ms' = 's', key?: string): un
   if (key !== undefined && INSTANT_KEYS.has(key) && 'seconds' in o) return unit === 'ms' ? o.seconds * 1000 + Math.round(o.nanos / 1e6) : o.seconds;
   if (key === 'hour_dow_heatmap') return (v as any[]).map((r) => r.hours);
   if (isValue(o)) return valueToJson(o);
-  if ('fields' in o && Object.keys(o).length === 1) return structToJson(o);
+  if ('fields' in o && Object.keys(o).length === 1 && !Array.isArray(o.fields)) return structToJson(o as { fields: Record<string, any> });
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(o)) {
     if (x === null || x === undefined) continue;
