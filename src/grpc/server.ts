@@ -9,6 +9,7 @@ import { getAccountInfo } from './handlers/account.ts';
 import { getExportSnapshotMeta, getExportSnapshotUrl, listExportSnapshots } from './handlers/exports.ts';
 import { lookupDomain, lookupIp, lookupIps } from './handlers/lookup.ts';
 import { feedStreamMethod } from './handlers/streams.ts';
+import { reflectionPackage } from './descriptors.ts';
 import { packageDefinition, SERVICE_NAME } from './proto.ts';
 
 export interface GrpcServerDeps {
@@ -54,7 +55,7 @@ export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
   // Message size bounded at the edge: a full LookupIPs request (1,000 addresses) is far below 1 MiB.
   const server = new Server({ 'grpc.max_receive_message_length': 1024 * 1024 });
   server.addService(pkg[SERVICE_NAME] as ServiceDefinition, implementation);
-  new ReflectionService(pkg).addToServer(server);
+  new ReflectionService(reflectionPackage(pkg)).addToServer(server);
   let bound = false;
 
   return {

@@ -1,13 +1,12 @@
 import { credentials as grpcCredentials, loadPackageDefinition, Metadata, type Client, type ServiceError, type StatusObject } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import { PROTO_FILE, PROTO_ROOT } from '../../src/grpc/proto.ts';
+import { loadProto } from '../../src/grpc/proto.ts';
 
 /**
  * A customer-style client of example.v1.ExampleService, built from the published .proto alone.
  * defaults/arrays/objects: every field is present (zero values included) so answers compare whole;
  * bytes as base64 strings, as the HTTP JSON carries them.
  */
-const definition = loadSync(PROTO_FILE, { includeDirs: [PROTO_ROOT], keepCase: true, longs: Number, enums: String, bytes: String, defaults: true, arrays: true, objects: true, oneofs: false });
+const definition = loadProto({ keepCase: true, longs: Number, enums: String, bytes: String, defaults: true, arrays: true, objects: true, oneofs: false });
 const ServiceCtor = (loadPackageDefinition(definition) as any).example.v1.ExampleService as new (target: string, creds: unknown, options?: object) => Client;
 
 export interface UnaryAnswer<T = any> {
