@@ -59,3 +59,60 @@ describe('gRPC feed streams', () => {
     }
   });
 });
+
+describe('gRPC stream limits', () => {
+  it('should share the team allowance with HTTP streams: 429 → RESOURCE_EXHAUSTED with retry-after, and a cancelled call frees its slot at once', async (t) => {
+    const { app, client, httpPort } = await listening(t);
+    const { key, orgId } = await app.team({ maxStreams: 2 });
+    const http = await openStream(httpPort, '/api/v4/feeds/proxies/stream', key);
+    const grpc = client.stream('StreamAnonymizers', key);
+    await until(async () => (await app.stores.slots.count(orgId)) === 2);
+    const refused = client.stream('StreamJA4T', key);
+    const s = await refused.status;
+    assert.equal(s.code, status.RESOURCE_EXHAUSTED);
+    assert.match(s.details, /2 concurrent streams/);
+    assert.equal(s.metadata.get('retry-after')[0], '5');
+    assert.equal((await openStream(httpPort, '/api/v4/feeds/ja4t/stream', key)).status, 429, 'HTTP sees the same allowance');
+    grpc.cancel();
+    await until(async () => (await app.stores.slots.count(orgId)) === 1, 1000);
+    const again = client.stream('StreamJA4T', key);
+    await until(async () => (await app.stores.slots.count(orgId)) === 2);
+    await ingest(app, 'ja4t', [sampleRecords(app.clock.now()).ja4t]);
+    assert.equal((await again.records(1))[0].ja4t, '43080_2-4-8-1-3_1436_9');
+    again.cancel();
+    http.close();
+  });
+
+  it('should end streams cleanly with OK at the configured lifetime', async (t) => {
+    const { app, client } = await listening(t, { UMBRA_STREAM_LIFETIME_MS: '150' });
+    const { key, orgId } = await app.team();
+    const started = Date.now();
+    const s = await client.stream('StreamProxies', key).status;
+    assert.equal(s.code, status.OK);
+    assert.ok(Date.now() - started >= 140, 'not before the lifetime');
+    assert.equal(await app.stores.slots.count(orgId), 0);
+  });
+
+  it('should refuse without a key, without the stream scope, and when the connection bucket is empty', async (t) => {
+    const { app, client } = await listening(t);
+    const { key } = await app.team({ scopes: ['PROXY_FEEDS', 'HONEYPOT_HTTP_STREAM'], maxStreams: 30 });
+    assert.equal((await client.stream('StreamProxies').status).code, status.UNAUTHENTICATED);
+    const denied = await client.stream('StreamProxies', key).status;
+    assert.equal(denied.code, status.PERMISSION_DENIED);
+    assert.match(denied.details, /PROXY_FIREHOSE/);
+    // The connection bucket holds 20 tokens (0.5/s): 20 opens pass, the 21st is rate limited.
+    const open = [];
+    for (let i = 0; i < 20; i++) {
+      const s = client.stream('StreamHoneypotHTTP', key);
+      open.push(s);
+      const st = await Promise.race([s.status, sleep(30).then(() => undefined)]);
+      if (st) assert.notEqual(st.code, status.RESOURCE_EXHAUSTED, `open ${i + 1}`);
+    }
+    const limited = await client.stream('StreamHoneypotHTTP', key).status;
+    assert.equal(limited.code, status.RESOURCE_EXHAUSTED);
+    assert.match(limited.details, /stream bucket/);
+    assert.equal(limited.metadata.get('retry-after')[0], '2');
+    assert.equal(limited.metadata.get('ratelimit-remaining')[0], '0');
+    for (const s of open) s.cancel();
+  });
+});
