@@ -39,8 +39,8 @@ export interface GrpcServer {
 /** Builds example.v1.ExampleService with every method registered here, in one visible place, plus reflection v1 and v1alpha. */
 export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
   const { services: s } = deps;
-  const ctx = { guard: deps.guard, metrics: deps.metrics };
-  const streamCtx = { ...ctx, services: s, logger: deps.logger, lifetimeMs: deps.streamLifetimeMs, closing: deps.closing };
+  const ctx = { guard: deps.guard, metrics: deps.metrics, logger: deps.logger };
+  const streamCtx = { ...ctx, services: s, lifetimeMs: deps.streamLifetimeMs, closing: deps.closing };
   const implementation: UntypedServiceImplementation = {
     GetAccountInfo: getAccountInfo(ctx, s),
     LookupIP: lookupIp(ctx, s),

@@ -4,6 +4,8 @@ import type { Caller } from '../modules/accounts/account-service.ts';
 import type { OperationGuard } from '../operation-guard.ts';
 import type { Operation } from '../operations.ts';
 import type { Metrics } from '../http/metrics.ts';
+import type { Logger } from 'pino';
+import { isAppError } from '../errors.ts';
 import { rateMetadata, toGrpcFailure } from './status.ts';
 
 /** The x-api-key metadata entry as sent (the first one). */
@@ -15,6 +17,7 @@ export function apiKeyOf(md: Metadata): string | undefined {
 export interface CallContext {
   guard: OperationGuard;
   metrics: Metrics;
+  logger: Logger;
 }
 
 /** A handler's answer; `billed` adds the `x-credits-remaining` trailer and counts the charge. */
@@ -45,7 +48,11 @@ export function unary<Req, Res>(
     }
     ctx.guard.admit(op, secret, (err, admission) => {
       if (err) return callback(toGrpcFailure(err, admission.rate));
-      const fail = (e: unknown) => callback(toGrpcFailure(e, admission.rate));
+      const fail = (e: unknown) => {
+        // Faults (not expected denials) are logged with their cause; the client sees a hidden detail.
+        if (!isAppError(e) || e.code === 'INTERNAL') ctx.logger.error({ err: e, operation: op.id, transport: 'grpc' }, 'call failed');
+        callback(toGrpcFailure(e, admission.rate));
+      };
       const finish = (o: Outcome<Res>) => {
         const trailer = rateMetadata(new Metadata(), admission.rate);
         if (o.billed) {
