@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import type { Logger } from 'pino';
@@ -27,6 +28,11 @@ export interface GrpcServerDeps {
 export interface GrpcTls {
   cert: Buffer;
   key: Buffer;
+}
+
+/** Reads the configured PEM files (UMBRA_GRPC_TLS_CERT / _KEY); undefined when TLS is not configured. */
+export function readGrpcTls(files: { certFile: string; keyFile: string } | undefined): GrpcTls | undefined {
+  return files && { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
 }
 
 export interface GrpcServer {
