@@ -11,6 +11,26 @@ interface FileParts {
   deps: Set<string>;
 }
 
+interface DescriptorMessage {
+  field: Array<{ name: string; typeName?: string }>;
+  nestedType: Array<DescriptorMessage & { name: string; options?: { mapEntry?: boolean } }>;
+}
+
+/**
+ * protoc names a map field's entry type `<CamelName>Entry` (`FieldsEntry`); protobufjs names it
+ * `Fields`, and descriptor pools that check map entries (Python's, C++'s) refuse the file. Renamed here.
+ */
+function canonicalMapEntries(m: DescriptorMessage): void {
+  for (const nested of m.nestedType) {
+    canonicalMapEntries(nested);
+    if (!nested.options?.mapEntry) continue;
+    const field = m.field.find((f) => f.typeName === nested.name);
+    if (!field) continue;
+    nested.name = `${field.name.replace(/(?:^|_)([a-z0-9])/g, (_s, c: string) => c.toUpperCase())}Entry`;
+    field.typeName = nested.name;
+  }
+}
+
 /** Files a message refers to through its fields, nested types included. */
 function typeDeps(type: protobuf.Type, out: Set<string>): void {
   for (const f of type.fieldsArray) if (f.resolvedType) out.add(protoFileOf(f.resolvedType));
@@ -36,7 +56,9 @@ export function fileDescriptorProtos(): Uint8Array[] {
       if (!file) files.set(name, (file = { pkg: ns.fullName.slice(1), messageType: [], enumType: [], service: [], deps: new Set() }));
       const d = n as unknown as { toDescriptor(edition?: string): unknown };
       if (n instanceof protobuf.Type) {
-        file.messageType.push(d.toDescriptor('proto3'));
+        const message = d.toDescriptor('proto3') as DescriptorMessage;
+        canonicalMapEntries(message);
+        file.messageType.push(message);
         typeDeps(n, file.deps);
       } else if (n instanceof protobuf.Enum) file.enumType.push(d.toDescriptor());
       else {
