@@ -9,7 +9,7 @@ import type { Services } from '../services.ts';
 import { getAccountInfo } from './handlers/account.ts';
 import { getExportSnapshotMeta, getExportSnapshotUrl, listExportSnapshots } from './handlers/exports.ts';
 import { lookupDomain, lookupIp, lookupIps } from './handlers/lookup.ts';
-import { feedStreamMethod } from './handlers/streams.ts';
+import { feedStreamMethod, recordEncoder } from './handlers/streams.ts';
 import { reflectionPackage } from './descriptors.ts';
 import { packageDefinition, SERVICE_NAME } from './proto.ts';
 
@@ -30,6 +30,20 @@ export interface GrpcTls {
   key: Buffer;
 }
 
+/**
+ * Stream methods also accept an already encoded message (a Buffer): a record is encoded once per
+ * feed and the bytes are shared by every subscriber (as HTTP shares one JSON line), instead of
+ * encoding it again for each open call.
+ */
+function streamsTakeEncodedRecords(def: ServiceDefinition): ServiceDefinition {
+  const out: Record<string, unknown> = {};
+  for (const [name, m] of Object.entries(def)) {
+    const serialize = m.responseSerialize;
+    out[name] = m.responseStream ? { ...m, responseSerialize: (v: unknown) => (Buffer.isBuffer(v) ? v : serialize(v)) } : m;
+  }
+  return out as ServiceDefinition;
+}
+
 /** Reads the configured PEM files (UMBRA_GRPC_TLS_CERT / _KEY); undefined when TLS is not configured. */
 export function readGrpcTls(files: { certFile: string; keyFile: string } | undefined): GrpcTls | undefined {
   return files && { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
@@ -46,7 +60,10 @@ export interface GrpcServer {
 export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
   const { services: s } = deps;
   const ctx = { guard: deps.guard, metrics: deps.metrics, logger: deps.logger };
-  const streamCtx = { ...ctx, services: s, lifetimeMs: deps.streamLifetimeMs, closing: deps.closing };
+  const pkg = packageDefinition();
+  const definition = pkg[SERVICE_NAME] as ServiceDefinition;
+  const serializers = Object.fromEntries(Object.entries(definition).map(([name, m]) => [name, m.responseSerialize]));
+  const streamCtx = { ...ctx, services: s, lifetimeMs: deps.streamLifetimeMs, closing: deps.closing, encoded: recordEncoder(serializers) };
   const implementation: UntypedServiceImplementation = {
     GetAccountInfo: getAccountInfo(ctx, s),
     LookupIP: lookupIp(ctx, s),
@@ -57,10 +74,10 @@ export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
     GetExportSnapshotMeta: getExportSnapshotMeta(ctx, s),
     ...Object.fromEntries(FEED_LIST.map((feed) => [feed.grpcStream, feedStreamMethod(streamCtx, feed)])),
   };
-  const pkg = packageDefinition();
+  const service = streamsTakeEncodedRecords(definition);
   // Message size bounded at the edge: a full LookupIPs request (1,000 addresses) is far below 1 MiB.
   const server = new Server({ 'grpc.max_receive_message_length': 1024 * 1024 });
-  server.addService(pkg[SERVICE_NAME] as ServiceDefinition, implementation);
+  server.addService(service, implementation);
   new ReflectionService(reflectionPackage(pkg)).addToServer(server);
   let bound = false;
 

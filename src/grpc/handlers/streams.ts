@@ -2,6 +2,7 @@ import { Metadata, status, type handleServerStreamingCall, type ServerWritableSt
 import type { Logger } from 'pino';
 import type { FeedDef } from '../../modules/feeds/feed-catalog.ts';
 import type { FeedStream } from '../../modules/feeds/stream-service.ts';
+import type { FeedMessage } from '../../modules/feeds/feed-bus.ts';
 import type { StreamEnd } from '../../http/ndjson.ts';
 import { FEED_STREAM_OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
@@ -16,6 +17,24 @@ export interface StreamContext extends CallContext {
   lifetimeMs: number;
   /** Aborted when the app closes: open streams end cleanly. */
   closing: AbortSignal;
+  /** The record's stream message, encoded once and shared by every call on the feed. */
+  encoded(feed: FeedDef, message: FeedMessage): Buffer;
+}
+
+/**
+ * Encodes feed messages with the method's serializer, caching the bytes on the message object that
+ * the bus hands to every subscriber (weakly: they go when the message does).
+ */
+export function recordEncoder(serializers: Record<string, (value: object) => Buffer>): (feed: FeedDef, message: FeedMessage) => Buffer {
+  const cache = new WeakMap<FeedMessage, Buffer>();
+  return (feed, message) => {
+    let bytes = cache.get(message);
+    if (!bytes) {
+      bytes = serializers[feed.grpcStream]!(feedRecordToProto(feed, message.record as unknown as Record<string, unknown>));
+      cache.set(message, bytes);
+    }
+    return bytes;
+  };
 }
 
 /**
@@ -67,7 +86,7 @@ async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStrea
       const next = await it.next();
       if (next.done || stop.signal.aborted) break;
       let ok = true;
-      for (const m of next.value) ok = call.write(feedRecordToProto(feed, m.record as unknown as Record<string, unknown>));
+      for (const m of next.value) ok = call.write(ctx.encoded(feed, m));
       if (!ok) await drained(call, stop.signal);
     }
     await it.return?.();
