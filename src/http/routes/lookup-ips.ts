@@ -7,8 +7,7 @@ import type { Metrics } from '../metrics.ts';
 import { sendBilled, type RouteSpec } from '../route-spec.ts';
 import { BatchResult, errorResponses } from '../schemas.ts';
 
-// The 1,000 cap is the lookup service's rule (one message for HTTP and gRPC alike), not a schema keyword.
-const Body = Type.Object({ ips: Type.Array(Type.String(), { description: 'Up to 1,000 IPv4/IPv6 addresses; more is a 400 validation error on ips' }) });
+const Body = Type.Object({ ips: Type.Array(Type.String(), { maxItems: 1000, description: 'Up to 1,000 IPv4/IPv6 addresses' }) });
 
 export const lookupIps = (s: Services, metrics: Metrics): RouteSpec => ({
   operation: OPERATIONS.lookupIps,
