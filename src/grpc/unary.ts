@@ -1,4 +1,4 @@
-import { Metadata, type handleUnaryCall } from '@grpc/grpc-js';
+import { Metadata, status, type handleUnaryCall } from '@grpc/grpc-js';
 import { isPromise, type MaybePromise } from '../lib/maybe-promise.ts';
 import type { Caller } from '../modules/accounts/account-service.ts';
 import type { OperationGuard } from '../operation-guard.ts';
@@ -7,6 +7,9 @@ import type { Metrics } from '../http/metrics.ts';
 import type { Logger } from 'pino';
 import { isAppError } from '../errors.ts';
 import { rateMetadata, toGrpcFailure } from './status.ts';
+
+/** A status code's name (`RESOURCE_EXHAUSTED`), the metrics label. */
+export const codeName = (code: number | undefined): string => status[code ?? status.UNKNOWN] ?? String(code);
 
 /** The x-api-key metadata entry as sent (the first one). */
 export function apiKeyOf(md: Metadata): string | undefined {
@@ -37,7 +40,13 @@ export function unary<Req, Res>(
   resolve: (req: Req) => Operation,
   run: (caller: Caller, req: Req, op: Operation) => MaybePromise<Outcome<Res>>,
 ): handleUnaryCall<Req, Res> {
-  return (call, callback) => {
+  return (call, rawCallback) => {
+    const method = call.getPath().slice(call.getPath().lastIndexOf('/') + 1);
+    // Every answer is counted by method and status code.
+    const callback: typeof rawCallback = (err, value, trailer) => {
+      ctx.metrics.grpcCalls.inc({ method, code: codeName(err ? (err as { code?: number }).code : status.OK) });
+      rawCallback(err, value, trailer);
+    };
     const secret = apiKeyOf(call.metadata);
     let op: Operation;
     try {

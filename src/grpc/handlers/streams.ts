@@ -8,7 +8,7 @@ import { FEED_STREAM_OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
 import { feedRecordToProto } from '../mappers.ts';
 import { rateMetadata, toGrpcFailure } from '../status.ts';
-import { apiKeyOf, type CallContext } from '../unary.ts';
+import { apiKeyOf, codeName, type CallContext } from '../unary.ts';
 
 export interface StreamContext extends CallContext {
   services: Services;
@@ -46,11 +46,19 @@ export function feedStreamMethod(ctx: StreamContext, feed: FeedDef): handleServe
   const op = FEED_STREAM_OPERATIONS[feed.id];
   return (call) => {
     ctx.guard.admit(op, apiKeyOf(call.metadata), (err, admission) => {
-      if (err) return fail(call, toGrpcFailure(err, admission.rate));
+      if (err) {
+        const failure = toGrpcFailure(err, admission.rate);
+        count(ctx, feed, failure.code);
+        return fail(call, failure);
+      }
       call.sendMetadata(rateMetadata(new Metadata(), admission.rate));
       ctx.services.streams.open(admission.caller!, feed, ctx.closing).then(
         (stream) => void pump(ctx, feed, call, stream),
-        (e) => fail(call, toGrpcFailure(e, admission.rate)),
+        (e) => {
+          const failure = toGrpcFailure(e, admission.rate);
+          count(ctx, feed, failure.code);
+          fail(call, failure);
+        },
       );
     });
   };
@@ -59,6 +67,8 @@ export function feedStreamMethod(ctx: StreamContext, feed: FeedDef): handleServe
 function fail(call: ServerWritableStream<unknown, unknown>, failure: ReturnType<typeof toGrpcFailure>): void {
   if (!call.cancelled) call.emit('error', failure);
 }
+
+const count = (ctx: CallContext, feed: FeedDef, code: number | undefined) => ctx.metrics.grpcCalls.inc({ method: feed.grpcStream, code: codeName(code) });
 
 async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStream<unknown, unknown>, stream: FeedStream): Promise<void> {
   ctx.metrics.streamsOpen.inc({ feed: feed.id });
@@ -103,6 +113,7 @@ async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStrea
   const why = end as StreamEnd; // set from event callbacks, which narrowing cannot see
   ctx.metrics.streamsEnded.inc({ feed: feed.id, reason: why });
   ctx.logger.info({ operation: FEED_STREAM_OPERATIONS[feed.id].id, transport: 'grpc', end: why }, 'stream closed');
+  count(ctx, feed, why === 'client_closed' ? status.CANCELLED : why === 'slow_consumer' || why === 'backend' ? status.UNAVAILABLE : status.OK);
   if (why === 'client_closed') return;
   // Routine ends are OK (the client reconnects at once); a consumer cut off or a failed backend is UNAVAILABLE, which clients retry.
   if (why === 'slow_consumer') fail(call, { code: status.UNAVAILABLE, details: 'The stream fell too far behind the feed and was disconnected; reconnect and read faster.', metadata: new Metadata() });

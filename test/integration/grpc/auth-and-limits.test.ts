@@ -46,6 +46,10 @@ describe('gRPC authentication, errors and limits', () => {
     assert.equal(limited.trailers['ratelimit-limit'], '10');
     assert.equal(limited.trailers['ratelimit-remaining'], '0');
     assert.equal((await http(app, '/api/v4/account/me', key)).statusCode, 429);
+    const metrics = (await app.http.inject({ url: '/metrics' })).body;
+    assert.match(metrics, /umbra_grpc_calls_total\{method="GetAccountInfo",code="OK"\} 5\n/);
+    assert.match(metrics, /umbra_grpc_calls_total\{method="GetAccountInfo",code="RESOURCE_EXHAUSTED"\} 1\n/);
+    assert.match(metrics, /umbra_rate_limited_total\{operation="account.me",bucket="account"\} 2\n/, 'one refusal per transport');
     app.clock.advance(1000);
     assert.equal((await client.unary('GetAccountInfo', {}, key)).error, undefined, 'refilled after a second of the injected clock');
   });
