@@ -166,6 +166,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     guard,
   });
 
+  let closed: Promise<void> | undefined;
   const grpc = createGrpcServer({ services, guard, metrics, logger, streamLifetimeMs: config.streamLifetimeMs, closing: closing.signal });
 
   return {
@@ -178,14 +179,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     domainAggregates,
     simulator,
     exportScheduler,
-    close: async () => {
-      await simulator?.stop();
-      await exportScheduler?.stop();
-      writer?.close();
-      closing.abort();
-      await Promise.all([grpc.close(), http.close()]);
-      await stores.close();
-      logger.flush();
-    },
+    // Once: a second SIGTERM, or a test closing an app it already closed, waits for the first close.
+    close: () =>
+      (closed ??= (async () => {
+        await simulator?.stop();
+        await exportScheduler?.stop();
+        writer?.close();
+        closing.abort();
+        await Promise.all([grpc.close(), http.close()]);
+        await stores.close();
+        logger.flush();
+      })()),
   };
 }

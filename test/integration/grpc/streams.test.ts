@@ -116,3 +116,16 @@ describe('gRPC stream limits', () => {
     for (const s of open) s.cancel();
   });
 });
+
+describe('gRPC streams at shutdown', () => {
+  it('should end open gRPC and HTTP streams cleanly when the app closes', async (t) => {
+    const { app, client, httpPort } = await listening(t);
+    const { key, orgId } = await app.team();
+    const grpc = client.stream('StreamTorrents', key);
+    const http = await openStream(httpPort, '/api/v4/feeds/torrents/stream', key);
+    await until(async () => (await app.stores.slots.count(orgId)) === 2);
+    await app.close();
+    assert.equal((await grpc.status).code, status.OK);
+    assert.equal(await http.ended, 'end');
+  });
+});
