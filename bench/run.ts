@@ -1,5 +1,6 @@
 // `npm run bench`: every benchmark, each reported against a baseline measured in the same run.
 import { benchHttpLookup } from './http-lookup.bench.ts';
+import { benchGrpc } from './grpc.bench.ts';
 import { benchIntelIndex } from './intel-index.bench.ts';
 import { benchFanOut, benchIngestion } from './feeds.bench.ts';
 import { benchExports } from './exports.bench.ts';
@@ -8,6 +9,7 @@ const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'intel index (in-process, one core)': benchIntelIndex,
   'HTTP lookups (127.0.0.1)': () => benchHttpLookup(),
+  'gRPC mirror: lookups and streams vs HTTP (127.0.0.1)': () => benchGrpc(),
   'feed ingestion into the durable log (in-process)': benchIngestion,
   'feed stream fan-out (127.0.0.1)': () => benchFanOut(),
   'parquet exports (in-process)': benchExports,

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createHttpServer } from './http/server.ts';
+import { createGrpcServer, type GrpcServer } from './grpc/server.ts';
 import { Metrics } from './http/metrics.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { nodeKeyCrypto, type KeyCrypto } from './lib/key-crypto.ts';
@@ -31,6 +32,7 @@ import { ExportScheduler } from './modules/exports/export-scheduler.ts';
 import { ExportService } from './modules/exports/export-service.ts';
 import { ParquetWriter } from './modules/exports/parquet-writer.ts';
 import type { Services } from './services.ts';
+import { createOperationGuard } from './operation-guard.ts';
 import { createStores, type Stores } from './storage/index.ts';
 
 export interface AppDeps {
@@ -53,6 +55,8 @@ export interface AppDeps {
 
 export interface App {
   http: FastifyInstance;
+  /** example.v1.ExampleService; bound by `listen` (serve, tests), closed with the app. */
+  grpc: GrpcServer;
   services: Services;
   stores: Stores;
   metrics: Metrics;
@@ -146,6 +150,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const closing = new AbortController();
   // Every open stream listens to it (and removes its listener when it ends).
   setMaxListeners(0, closing.signal);
+  // One guard for both transports: the same key checks, scopes and team rate buckets.
+  const guard = createOperationGuard({
+    accounts: services.accounts,
+    limits: services.limits,
+    onRateLimited: (op) => metrics.rateLimited.inc({ operation: op.id, bucket: op.bucket ?? '' }),
+  });
   const http = await createHttpServer({
     services,
     metrics,
@@ -156,10 +166,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     operatorToken: config.operatorToken,
     objects: stores.objects,
     fastPath: deps.fastPath ?? true,
+    guard,
   });
+
+  let closed: Promise<void> | undefined;
+  const grpc = createGrpcServer({ services, guard, metrics, logger, streamLifetimeMs: config.streamLifetimeMs, closing: closing.signal });
 
   return {
     http,
+    grpc,
     services,
     stores,
     metrics,
@@ -167,14 +182,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     domainAggregates,
     simulator,
     exportScheduler,
-    close: async () => {
-      await simulator?.stop();
-      await exportScheduler?.stop();
-      writer?.close();
-      closing.abort();
-      await http.close();
-      await stores.close();
-      logger.flush();
-    },
+    // Once: a second SIGTERM, or a test closing an app it already closed, waits for the first close.
+    close: () =>
+      (closed ??= (async () => {
+        await simulator?.stop();
+        await exportScheduler?.stop();
+        writer?.close();
+        closing.abort();
+        await Promise.all([grpc.close(), http.close()]);
+        await stores.close();
+        logger.flush();
+      })()),
   };
 }

@@ -8,6 +8,9 @@ const ms = (max: number) => z.coerce.number().int().min(0).max(max);
 const ConfigSchema = z.object({
   UMBRA_HTTP_PORT: port.default(8080),
   UMBRA_GRPC_PORT: port.default(50051),
+  /** PEM files for gRPC over TLS (production); both or neither. Unset: plaintext, for local use. */
+  UMBRA_GRPC_TLS_CERT: z.string().min(1).optional(),
+  UMBRA_GRPC_TLS_KEY: z.string().min(1).optional(),
   /** 127.0.0.1 by default: the demo prints a key with every scope. Set 0.0.0.0 to serve other hosts. */
   UMBRA_HOST: z.string().min(1).default('127.0.0.1'),
   UMBRA_DATA_DIR: z.string().min(1).default('./data'),
@@ -47,6 +50,8 @@ const ConfigSchema = z.object({
 export interface Config {
   httpPort: number;
   grpcPort: number;
+  /** Absolute paths of the gRPC TLS certificate chain and key; undefined: plaintext. */
+  grpcTls: { certFile: string; keyFile: string } | undefined;
   host: string;
   /** Absolute path. */
   dataDir: string;
@@ -81,7 +86,10 @@ export class ConfigError extends Error {}
 export function parseConfig(env: Record<string, string | undefined>, overrides: Record<string, string | undefined> = {}): Config {
   const merged = { ...env };
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) merged[k] = v;
-  const parsed = ConfigSchema.safeParse(merged);
+  const parsed = ConfigSchema.refine((c) => (c.UMBRA_GRPC_TLS_CERT === undefined) === (c.UMBRA_GRPC_TLS_KEY === undefined), {
+    message: 'set both UMBRA_GRPC_TLS_CERT and UMBRA_GRPC_TLS_KEY, or neither',
+    path: ['UMBRA_GRPC_TLS_CERT'],
+  }).safeParse(merged);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
@@ -91,6 +99,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
   return {
     httpPort: c.UMBRA_HTTP_PORT,
     grpcPort: c.UMBRA_GRPC_PORT,
+    grpcTls: c.UMBRA_GRPC_TLS_CERT && c.UMBRA_GRPC_TLS_KEY ? { certFile: resolve(c.UMBRA_GRPC_TLS_CERT), keyFile: resolve(c.UMBRA_GRPC_TLS_KEY) } : undefined,
     host: c.UMBRA_HOST,
     dataDir,
     logLevel: c.UMBRA_LOG_LEVEL,

@@ -88,3 +88,14 @@ export class AppError extends Error {
 }
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
+
+const HIDDEN_DETAIL = 'The server failed to handle this request. It has been logged; retry later.';
+
+/** The detail a client may see: 5xx texts never leak internals (UNAVAILABLE's says what to do). Both transports use it. */
+export function publicDetail(e: AppError): string {
+  return STATUS[e.code].http >= 500 && e.code !== 'UNAVAILABLE' ? HIDDEN_DETAIL : e.message;
+}
+
+/** Integer seconds for Retry-After (HTTP header, gRPC trailer), at least 1. */
+export const retryAfterSeconds = (e: AppError): number | undefined =>
+  e.context.retryAfter === undefined ? undefined : Math.max(1, Math.ceil(e.context.retryAfter));

@@ -16,6 +16,7 @@ const bare = process.argv[2] === 'bare';
 const now = () => performance.timeOrigin + performance.now();
 let publish: (batch: FeedMessage[]) => Promise<void>;
 let port: number;
+let grpcPort: number | undefined;
 let key = '';
 
 if (bare) {
@@ -42,10 +43,11 @@ if (bare) {
   key = (await app.services.admin.createKey({ org: org.id, email: 'bench@umbra.local', scopes: [...SCOPES] })).secret;
   await app.http.listen({ port: 0, host: '127.0.0.1' });
   port = (app.http.server.address() as { port: number }).port;
+  grpcPort = await app.grpc.listen('127.0.0.1', 0);
   publish = (batch) => app.stores.bus.publish('proxies', batch);
 }
 
-process.stdout.write(`${JSON.stringify({ port, key })}\n`);
+process.stdout.write(`${JSON.stringify({ port, grpcPort, key })}\n`);
 createInterface({ input: process.stdin }).on('line', async (line) => {
   const [cmd, rate, seconds] = line.split(' ');
   if (cmd !== 'publish') return;

@@ -16,5 +16,7 @@ const org = await app.services.admin.createOrg({ name: 'bench', credits: 1e12 })
 for (const bucket of ['lookup', 'domain', 'account']) await app.services.admin.setLimit(org.id, bucket, { rate: 1e6, burst: 1e6 });
 const { secret } = await app.services.admin.createKey({ org: org.id, email: 'bench@umbra.local', scopes: ['BASIC'] });
 await app.http.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`${JSON.stringify({ port: (app.http.server.address() as { port: number }).port, key: secret })}\n`);
+// The gRPC mirror on the same app (same guard, buckets and ledger), plaintext on 127.0.0.1.
+const grpcPort = await app.grpc.listen('127.0.0.1', 0);
+process.stdout.write(`${JSON.stringify({ port: (app.http.server.address() as { port: number }).port, grpcPort, key: secret })}\n`);
 process.on('SIGTERM', () => app.close().then(() => process.exit(0)));

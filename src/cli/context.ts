@@ -11,6 +11,8 @@ export interface GlobalOptions {
   dataDir?: string;
   httpPort?: string;
   grpcPort?: string;
+  grpcTlsCert?: string;
+  grpcTlsKey?: string;
   host?: string;
 }
 
@@ -20,6 +22,8 @@ export function configFrom(opts: GlobalOptions): Config {
     UMBRA_DATA_DIR: opts.dataDir,
     UMBRA_HTTP_PORT: opts.httpPort,
     UMBRA_GRPC_PORT: opts.grpcPort,
+    UMBRA_GRPC_TLS_CERT: opts.grpcTlsCert,
+    UMBRA_GRPC_TLS_KEY: opts.grpcTlsKey,
     UMBRA_HOST: opts.host,
   });
 }

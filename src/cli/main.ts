@@ -15,6 +15,8 @@ export async function main(argv: string[]): Promise<number> {
     .option('--data-dir <dir>', 'state directory (env UMBRA_DATA_DIR, default ./data)')
     .option('--http-port <port>', 'HTTP port (env UMBRA_HTTP_PORT, default 8080)')
     .option('--grpc-port <port>', 'gRPC port (env UMBRA_GRPC_PORT, default 50051)')
+    .option('--grpc-tls-cert <file>', 'PEM certificate chain for gRPC over TLS (env UMBRA_GRPC_TLS_CERT; plaintext when unset)')
+    .option('--grpc-tls-key <file>', 'PEM private key for gRPC over TLS (env UMBRA_GRPC_TLS_KEY)')
     .option('--host <host>', 'listen address (env UMBRA_HOST, default 127.0.0.1)')
     .showHelpAfterError()
     .exitOverride();

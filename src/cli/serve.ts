@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { readGrpcTls } from '../grpc/server.ts';
 import type { Command } from 'commander';
 import { API_PREFIX } from '../operations.ts';
 import { action } from './context.ts';
@@ -29,6 +30,9 @@ export function registerServe(program: Command): void {
         const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(app.http.server.address() as { port: number }).port}`;
         out.info(`umbra is serving ${base}${API_PREFIX} (data dir ${config.dataDir}); API reference at ${base}${API_PREFIX}/docs`);
         void address;
+        const tls = readGrpcTls(config.grpcTls);
+        const grpcPort = await app.grpc.listen(config.host, config.grpcPort, tls);
+        out.info(`gRPC example.v1.ExampleService on ${config.host}:${grpcPort} (${tls ? 'TLS' : 'plaintext'}; reflection enabled)`);
         out.info(`operator ingestion: POST ${base}/internal/v1/ingest/{feed} with the token in ${config.operatorToken ? 'UMBRA_OPERATOR_TOKEN' : config.operatorTokenFile}, or 'umbra ingest FEED FILE'`);
         if (app.simulator) out.info(`demo: the simulator publishes records for all eight feeds (UMBRA_SIMULATOR_RATE=${config.simulatorRate})`);
         if (o.demo) {

@@ -7,7 +7,7 @@ import { AppError } from '../errors.ts';
 import { createLogger } from '../lib/logger.ts';
 import type { Caller } from '../modules/accounts/account-service.ts';
 import type { Operation } from '../operations.ts';
-import type { Admit } from './admission.ts';
+import type { Admit } from '../operation-guard.ts';
 import { FastRoute, fastServerFactory } from './fast-route.ts';
 import type { RecordResponse } from './response-log.ts';
 import type { Answer } from './route-spec.ts';

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { isPromise } from '../lib/maybe-promise.ts';
 import { requestIdFrom } from '../lib/request-id.ts';
 import type { RateDecision } from '../modules/ratelimit/rate-limiter.ts';
-import type { Admission, Admit } from './admission.ts';
+import type { Admission, Admit } from '../operation-guard.ts';
 import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
 import type { RecordResponse } from './response-log.ts';
 import type { AnsweredRouteSpec, OperationReply } from './route-spec.ts';

@@ -143,6 +143,12 @@ export class Metrics {
       for (const c of (await this.snapshotCounter?.()) ?? []) this.exportSnapshots.set({ feed: c.feed, kind: c.kind }, c.count);
     },
   });
+  readonly grpcCalls = new Counter({
+    name: 'umbra_grpc_calls_total',
+    help: 'gRPC calls answered, by method and status code name (streams counted when they end or are refused)',
+    labelNames: ['method', 'code'] as const,
+    registers: [this.registry],
+  });
   readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
 
   /** Credits charged per operation, not yet handed to creditsCharged (done at scrape time). */

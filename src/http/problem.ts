@@ -1,4 +1,4 @@
-import { AppError, STATUS, type ErrorCode, type FieldErrors } from '../errors.ts';
+import { AppError, publicDetail, retryAfterSeconds, STATUS, type ErrorCode, type FieldErrors } from '../errors.ts';
 
 export interface ProblemBody {
   type: string;
@@ -60,10 +60,11 @@ export function toProblem(err: unknown): Problem {
     app = e.validation ? AppError.validation(fieldErrorsFromAjv(e.validation, e.validationContext)) : fromFastify(e);
   }
   const row = STATUS[app.code];
-  const detail = row.http >= 500 ? (app.code === 'UNAVAILABLE' ? app.message : 'The server failed to handle this request. It has been logged; retry later.') : app.message;
+  const detail = publicDetail(app);
   const body: ProblemBody = { type: typeUri(app.code), title: row.title, status: row.http, detail, error: detail };
   if (app.context.fields) body.errors = app.context.fields;
   const headers: Record<string, string | number> = { ...app.context.headers };
-  if (app.context.retryAfter !== undefined) headers['retry-after'] = Math.max(1, Math.ceil(app.context.retryAfter));
+  const retryAfter = retryAfterSeconds(app);
+  if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
   return { status: row.http, body, headers };
 }

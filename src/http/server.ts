@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { API_PREFIX } from '../operations.ts';
 import type { Services } from '../services.ts';
 import { registerOperationGuard } from './hooks/operation-guard.ts';
+import type { OperationGuard } from '../operation-guard.ts';
 import type { Metrics } from './metrics.ts';
 import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
 import type { RouteSpec } from './route-spec.ts';
@@ -25,7 +26,6 @@ import { IpResult, Problem } from './schemas.ts';
 import { AppError } from '../errors.ts';
 import { lazyChildLogger } from '../lib/logger.ts';
 import { requestIdFrom } from '../lib/request-id.ts';
-import { admitter } from './admission.ts';
 import { FastRoute, fastServerFactory } from './fast-route.ts';
 import { responseRecorder } from './response-log.ts';
 
@@ -43,6 +43,8 @@ export interface HttpServerDeps {
   objects: ObjectStore;
   /** Serve GET /lookup/ip/{ip} on the fast path in front of fastify (http/fast-route.ts); default true. */
   fastPath?: boolean;
+  /** The operation guard shared with the gRPC server: one set of rate buckets per team. */
+  guard: OperationGuard;
 }
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -55,13 +57,12 @@ const stringAjv = new Ajv({ coerceTypes: true, useDefaults: true, removeAddition
 export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyInstance> {
   const { services, metrics } = deps;
   const record = responseRecorder(metrics, deps.logger);
-  const admit = admitter(services.accounts, services.limits, (op) => metrics.rateLimited.inc({ operation: op.id, bucket: op.bucket ?? '' }));
   // The single lookup is served in front of fastify's request pipeline (http/fast-route.ts); inject()
   // bypasses the server factory, so tests through inject() exercise fastify's route for it.
   const lookupIpRoute = lookupIp(services, metrics);
   let closeBegan = false;
   const closing = () => closeBegan || deps.closing.aborted;
-  const fast = new FastRoute(lookupIpRoute, { prefix: API_PREFIX, admit: admit(lookupIpRoute.operation), record, logger: deps.logger, closing });
+  const fast = new FastRoute(lookupIpRoute, { prefix: API_PREFIX, admit: deps.guard.admitFor(lookupIpRoute.operation), record, logger: deps.logger, closing });
   const app = Fastify({
     ...(deps.fastPath === false ? {} : { serverFactory: fastServerFactory(fast) }),
     loggerInstance: deps.logger,
@@ -113,7 +114,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     if (closing()) reply.header('connection', 'close');
     done(null, payload);
   });
-  registerOperationGuard(app, admit);
+  registerOperationGuard(app, deps.guard);
   // Metric children are bound once per label pair; req.operation (set by the guard) spares the
   // req.routeOptions getter, which builds a new object on every access.
   app.addHook('onResponse', (req, reply, done) => {

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
 import { sampleRecords } from '../helpers/feed-fixtures.ts';
 import { openStream } from '../helpers/stream-client.ts';
+import { grpcClient } from '../helpers/grpc-client.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/umbra.js');
 
@@ -47,10 +48,11 @@ describe('umbra serve (black box)', () => {
     assert.equal(umbra(dataDir, 'admin', 'key', 'create', '--org', 'Black Box', '--email', 'x@bb.test', '--scopes', 'BASIC,WRONG').code, 2);
     assert.equal(umbra(dataDir, 'admin', 'credits', 'add', '--org', 'nobody', '5').code, 2);
 
-    const server = spawn(process.execPath, [BIN, 'serve', '--demo', '--http-port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, UMBRA_LOG_LEVEL: 'warn' } });
+    const server = spawn(process.execPath, [BIN, 'serve', '--demo', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, UMBRA_LOG_LEVEL: 'warn' } });
     const exited = new Promise<number | null>((r) => server.once('exit', (code) => r(code)));
     t.after(() => server.kill('SIGKILL'));
     let base = '';
+    let grpcPort = 0;
     let demoKey = '';
     const stderr: string[] = [];
     await new Promise<void>((resolve, reject) => {
@@ -58,8 +60,9 @@ describe('umbra serve (black box)', () => {
       rl.on('line', (line) => {
         stderr.push(line);
         base ||= /serving (http:\/\/\S+\/api\/v4)/.exec(line)?.[1] ?? '';
+        grpcPort ||= Number(/ExampleService on \S+:(\d+) \(plaintext/.exec(line)?.[1] ?? 0);
         demoKey ||= /demo API key \(every scope\): (\S+)/.exec(line)?.[1] ?? '';
-        if (base && demoKey) resolve();
+        if (base && grpcPort && demoKey) resolve();
       });
       server.once('exit', () => reject(new Error(`server exited early:\n${stderr.join('\n')}`)));
     });
@@ -84,6 +87,12 @@ describe('umbra serve (black box)', () => {
     assert.deepEqual(results.map((r: { network: { asn: number } }) => r.network.asn), [13335, 15169]);
 
     assert.equal((await get('/account/me', demoKey)).status, 200, 'the printed demo key works');
+    // The gRPC mirror of the same process draws on the same balance (97 → 96).
+    const grpc = grpcClient(grpcPort);
+    const viaGrpc = await grpc.unary('LookupIP', { ip_address: '8.8.8.8' }, key.json.key);
+    grpc.close();
+    assert.equal(viaGrpc.value?.network.asn, 15169, viaGrpc.error?.details);
+    assert.equal(viaGrpc.trailers['x-credits-remaining'], '96');
 
     // Admin changes made by another process while the server runs.
     assert.equal(umbra(dataDir, 'admin', 'credits', 'set', '--org', 'Black Box', '7').code, 0);

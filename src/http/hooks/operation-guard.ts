@@ -3,7 +3,7 @@ import { isPromise } from '../../lib/maybe-promise.ts';
 import type { Caller } from '../../modules/accounts/account-service.ts';
 import type { RateDecision } from '../../modules/ratelimit/rate-limiter.ts';
 import type { Operation } from '../../operations.ts';
-import type { Admission, admitter } from '../admission.ts';
+import type { Admission, Admit, OperationGuard } from '../../operation-guard.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -27,7 +27,7 @@ export function setRateLimitHeaders(reply: FastifyReply, d: RateDecision): void 
  * row when the route is registered (so no per-request route lookup). Call before adding routes.
  */
 // Any server and logger type: server.ts passes a pino-typed instance.
-export function registerOperationGuard(app: FastifyInstance<any, any, any, any>, admit: ReturnType<typeof admitter>): void {
+export function registerOperationGuard(app: FastifyInstance<any, any, any, any>, guard: OperationGuard): void {
   // Declared up front so every request object has the same shape.
   app.decorateRequest('caller', undefined);
   app.decorateRequest('operation', undefined);
@@ -35,19 +35,18 @@ export function registerOperationGuard(app: FastifyInstance<any, any, any, any>,
     const op = route.config?.operation;
     if (!op) return;
     const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [...own, operationGuard(op, admit)];
+    route.onRequest = [...own, operationGuard(op, op.scope === null ? undefined : guard.admitFor(op))];
   });
 }
 
 /**
- * Runs before every operation: the admission of http/admission.ts (401, 403, 429) applied to fastify's
- * request and reply. Routes never check any of these by hand.
+ * Runs before every operation: the shared admission of src/operation-guard.ts (401, 403, 429) applied to
+ * fastify's request and reply. Routes never check any of these by hand.
  *
  * Callback style, not async: with the in-memory key cache and buckets every step answers at once, so
  * an admitted request makes no promise here; a store read (cache miss) continues asynchronously.
  */
-export function operationGuard(op: Operation, admit: ReturnType<typeof admitter>): onRequestHookHandler {
-  const decide = op.scope === null ? undefined : admit(op);
+export function operationGuard(op: Operation, decide: Admit | undefined): onRequestHookHandler {
   const apply = (req: FastifyRequest, reply: FastifyReply, a: Admission, done: HookHandlerDoneFunction): void => {
     if (a.rate !== undefined) setRateLimitHeaders(reply, a.rate);
     if (!a.ok) return done(a.error);
@@ -68,7 +67,6 @@ export function operationGuard(op: Operation, admit: ReturnType<typeof admitter>
   };
 }
 
-/** The caller that operationGuard attached; only reachable on authenticated routes. */
 export function callerOf(req: FastifyRequest): Caller {
   if (!req.caller) throw new Error('operation has no caller: route is missing its operation config');
   return req.caller;

@@ -70,7 +70,8 @@ export class LookupService {
     if (!Array.isArray(ips) || ips.some((x) => typeof x !== 'string')) {
       throw AppError.field('ips', 'must be an array of strings');
     }
-    if (ips.length > MAX_BATCH) throw AppError.field('ips', `must hold at most ${MAX_BATCH} addresses, got ${ips.length}`);
+    // Worded as the HTTP schema's maxItems check words it, so gRPC (which has no schema) says the same.
+    if (ips.length > MAX_BATCH) throw AppError.field('ips', `must NOT have more than ${MAX_BATCH} items`);
     const plan = planBatch(ips as string[]);
     if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
     return charge(this.ledger, this.clock, caller.orgId, plan.cost, () => ({

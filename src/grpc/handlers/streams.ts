@@ -1,0 +1,134 @@
+import { Metadata, status, type handleServerStreamingCall, type ServerWritableStream } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import type { FeedDef } from '../../modules/feeds/feed-catalog.ts';
+import type { FeedStream } from '../../modules/feeds/stream-service.ts';
+import type { FeedMessage } from '../../modules/feeds/feed-bus.ts';
+import type { StreamEnd } from '../../http/ndjson.ts';
+import { FEED_STREAM_OPERATIONS } from '../../operations.ts';
+import type { Services } from '../../services.ts';
+import { feedRecordToProto } from '../mappers.ts';
+import { rateMetadata, toGrpcFailure } from '../status.ts';
+import { apiKeyOf, codeName, type CallContext } from '../unary.ts';
+
+export interface StreamContext extends CallContext {
+  services: Services;
+  logger: Logger;
+  /** The stream is ended cleanly (status OK) after this long (service.md: 30 minutes). */
+  lifetimeMs: number;
+  /** Aborted when the app closes: open streams end cleanly. */
+  closing: AbortSignal;
+  /** The record's stream message, encoded once and shared by every call on the feed. */
+  encoded(feed: FeedDef, message: FeedMessage): Buffer;
+}
+
+/**
+ * Encodes feed messages with the method's serializer, caching the bytes on the message object that
+ * the bus hands to every subscriber (weakly: they go when the message does).
+ */
+export function recordEncoder(serializers: Record<string, (value: object) => Buffer>): (feed: FeedDef, message: FeedMessage) => Buffer {
+  const cache = new WeakMap<FeedMessage, Buffer>();
+  return (feed, message) => {
+    let bytes = cache.get(message);
+    if (!bytes) {
+      bytes = serializers[feed.grpcStream]!(feedRecordToProto(feed, message.record as unknown as Record<string, unknown>));
+      cache.set(message, bytes);
+    }
+    return bytes;
+  };
+}
+
+/**
+ * Stream{Feed} ↔ GET /feeds/S/stream: the same guard (connection bucket), the same StreamService
+ * (backend check, team allowance) and the same bus subscription as the HTTP route. A cancelled call
+ * frees its stream slot at once; the lifetime and server shutdown end the call with OK.
+ */
+export function feedStreamMethod(ctx: StreamContext, feed: FeedDef): handleServerStreamingCall<unknown, unknown> {
+  const op = FEED_STREAM_OPERATIONS[feed.id];
+  return (call) => {
+    ctx.guard.admit(op, apiKeyOf(call.metadata), (err, admission) => {
+      if (err) {
+        const failure = toGrpcFailure(err, admission.rate);
+        count(ctx, feed, failure.code);
+        return fail(call, failure);
+      }
+      call.sendMetadata(rateMetadata(new Metadata(), admission.rate));
+      ctx.services.streams.open(admission.caller!, feed, ctx.closing).then(
+        (stream) => void pump(ctx, feed, call, stream),
+        (e) => {
+          const failure = toGrpcFailure(e, admission.rate);
+          count(ctx, feed, failure.code);
+          fail(call, failure);
+        },
+      );
+    });
+  };
+}
+
+function fail(call: ServerWritableStream<unknown, unknown>, failure: ReturnType<typeof toGrpcFailure>): void {
+  if (!call.cancelled) call.emit('error', failure);
+}
+
+const count = (ctx: CallContext, feed: FeedDef, code: number | undefined) => ctx.metrics.grpcCalls.inc({ method: feed.grpcStream, code: codeName(code) });
+
+async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStream<unknown, unknown>, stream: FeedStream): Promise<void> {
+  ctx.metrics.streamsOpen.inc({ feed: feed.id });
+  let end: StreamEnd = 'lifetime';
+  const stop = new AbortController();
+  const finish = (why: StreamEnd) => {
+    if (stop.signal.aborted) return;
+    end = why;
+    stop.abort();
+    // Ends the subscription and frees the slot now, not when the pump next wakes.
+    void stream.close();
+  };
+  const onCancel = () => finish('client_closed');
+  const onOverflow = () => finish('slow_consumer');
+  const onClosing = () => finish('server_closing');
+  call.on('cancelled', onCancel);
+  stream.overflow.addEventListener('abort', onOverflow);
+  ctx.closing.addEventListener('abort', onClosing);
+  const lifetime = setTimeout(() => finish('lifetime'), ctx.lifetimeMs);
+  if (call.cancelled) finish('client_closed');
+  if (ctx.closing.aborted) finish('server_closing');
+  try {
+    const it = stream.messages[Symbol.asyncIterator]();
+    while (!stop.signal.aborted) {
+      const next = await it.next();
+      if (next.done || stop.signal.aborted) break;
+      let ok = true;
+      for (const m of next.value) ok = call.write(ctx.encoded(feed, m));
+      if (!ok) await drained(call, stop.signal);
+    }
+    await it.return?.();
+  } catch (e) {
+    end = (e as Error).name === 'SlowConsumerError' ? 'slow_consumer' : 'backend';
+  } finally {
+    clearTimeout(lifetime);
+    call.off('cancelled', onCancel);
+    stream.overflow.removeEventListener('abort', onOverflow);
+    ctx.closing.removeEventListener('abort', onClosing);
+    await stream.close();
+    ctx.metrics.streamsOpen.dec({ feed: feed.id });
+  }
+  const why = end as StreamEnd; // set from event callbacks, which narrowing cannot see
+  ctx.metrics.streamsEnded.inc({ feed: feed.id, reason: why });
+  ctx.logger.info({ operation: FEED_STREAM_OPERATIONS[feed.id].id, transport: 'grpc', end: why }, 'stream closed');
+  count(ctx, feed, why === 'client_closed' ? status.CANCELLED : why === 'slow_consumer' || why === 'backend' ? status.UNAVAILABLE : status.OK);
+  if (why === 'client_closed') return;
+  // Routine ends are OK (the client reconnects at once); a consumer cut off or a failed backend is UNAVAILABLE, which clients retry.
+  if (why === 'slow_consumer') fail(call, { code: status.UNAVAILABLE, details: 'The stream fell too far behind the feed and was disconnected; reconnect and read faster.', metadata: new Metadata() });
+  else if (why === 'backend') fail(call, { code: status.UNAVAILABLE, details: 'The streaming backend is unavailable; retry shortly.', metadata: new Metadata() });
+  else call.end();
+}
+
+function drained(call: ServerWritableStream<unknown, unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      call.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    call.once('drain', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,42 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { status } from '@grpc/grpc-js';
+import { AppError, STATUS, type ErrorCode } from '../errors.ts';
+import { toGrpcFailure } from './status.ts';
+
+describe(toGrpcFailure.name, () => {
+  it('should map service.md’s HTTP statuses to its gRPC codes, and 402 to FAILED_PRECONDITION', () => {
+    const expected: Partial<Record<ErrorCode, number>> = {
+      VALIDATION_ERROR: status.INVALID_ARGUMENT,
+      UNAUTHENTICATED: status.UNAUTHENTICATED,
+      CREDITS_EXHAUSTED: status.FAILED_PRECONDITION,
+      PERMISSION_DENIED: status.PERMISSION_DENIED,
+      NOT_FOUND: status.NOT_FOUND,
+      RATE_LIMITED: status.RESOURCE_EXHAUSTED,
+      TOO_MANY_STREAMS: status.RESOURCE_EXHAUSTED,
+      INTERNAL: status.INTERNAL,
+      UNAVAILABLE: status.UNAVAILABLE,
+    };
+    for (const [code, grpc] of Object.entries(expected)) {
+      assert.equal(toGrpcFailure(new AppError(code as ErrorCode, 'x')).code, grpc, code);
+      assert.equal(STATUS[code as ErrorCode].grpc, grpc, code);
+    }
+  });
+
+  it('should put an integer retry-after (at least 1 s) and the rate decision into the trailers', () => {
+    const f = toGrpcFailure(new AppError('RATE_LIMITED', 'slow down', { retryAfter: 0.2 }), { allowed: false, limit: 10, remaining: 0, resetSeconds: 1, retryAfterSeconds: 1 });
+    assert.equal(f.metadata.get('retry-after')[0], '1');
+    assert.equal(f.metadata.get('ratelimit-limit')[0], '10');
+    assert.equal(f.metadata.get('ratelimit-remaining')[0], '0');
+    assert.equal(f.details, 'slow down');
+  });
+
+  it('should hide the text of unexpected errors and INTERNAL ones, but keep UNAVAILABLE’s', () => {
+    for (const e of [new Error('db password is hunter2'), new AppError('INTERNAL', 'db password is hunter2')]) {
+      const f = toGrpcFailure(e);
+      assert.equal(f.code, status.INTERNAL);
+      assert.doesNotMatch(f.details, /hunter2/);
+    }
+    assert.equal(toGrpcFailure(new AppError('UNAVAILABLE', 'The streaming backend is unavailable; retry shortly.')).details, 'The streaming backend is unavailable; retry shortly.');
+  });
+});

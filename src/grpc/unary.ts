@@ -1,0 +1,89 @@
+import { Metadata, status, type handleUnaryCall } from '@grpc/grpc-js';
+import { isPromise, type MaybePromise } from '../lib/maybe-promise.ts';
+import type { Caller } from '../modules/accounts/account-service.ts';
+import type { OperationGuard } from '../operation-guard.ts';
+import type { Operation } from '../operations.ts';
+import type { Metrics } from '../http/metrics.ts';
+import type { Logger } from 'pino';
+import { isAppError } from '../errors.ts';
+import { rateMetadata, toGrpcFailure } from './status.ts';
+
+/** A status code's name (`RESOURCE_EXHAUSTED`), the metrics label. */
+export const codeName = (code: number | undefined): string => status[code ?? status.UNKNOWN] ?? String(code);
+
+/** The x-api-key metadata entry as sent (the first one). */
+export function apiKeyOf(md: Metadata): string | undefined {
+  const v = md.get('x-api-key')[0];
+  return typeof v === 'string' ? v : undefined;
+}
+
+export interface CallContext {
+  guard: OperationGuard;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/** A handler's answer; `billed` adds the `x-credits-remaining` trailer and counts the charge. */
+export interface Outcome<Res> {
+  value: Res;
+  billed?: { creditsRemaining: number; charged: number };
+}
+
+/**
+ * One unary method: `resolve` picks the operations.ts row from the request (export methods map to a
+ * daily or an hourly operation), the shared guard admits the key, then `run` makes the module call.
+ * A request that names no operation (an unknown feed) still gets 401 before its 400, as on HTTP.
+ * Trailers mirror the HTTP headers: ratelimit-*, retry-after, x-credits-remaining.
+ */
+export function unary<Req, Res>(
+  ctx: CallContext,
+  resolve: (req: Req) => Operation,
+  run: (caller: Caller, req: Req, op: Operation) => MaybePromise<Outcome<Res>>,
+): handleUnaryCall<Req, Res> {
+  return (call, rawCallback) => {
+    const method = call.getPath().slice(call.getPath().lastIndexOf('/') + 1);
+    // Every answer is counted by method and status code.
+    const callback: typeof rawCallback = (err, value, trailer) => {
+      ctx.metrics.grpcCalls.inc({ method, code: codeName(err ? (err as { code?: number }).code : status.OK) });
+      rawCallback(err, value, trailer);
+    };
+    const secret = apiKeyOf(call.metadata);
+    let op: Operation;
+    try {
+      op = resolve(call.request);
+    } catch (e) {
+      ctx.guard.authenticate(secret, (err) => callback(toGrpcFailure(err ?? e)));
+      return;
+    }
+    ctx.guard.admit(op, secret, (err, admission) => {
+      if (err) return callback(toGrpcFailure(err, admission.rate));
+      const fail = (e: unknown) => {
+        // Faults (not expected denials) are logged with their cause; the client sees a hidden detail.
+        if (!isAppError(e) || e.code === 'INTERNAL') ctx.logger.error({ err: e, operation: op.id, transport: 'grpc' }, 'call failed');
+        callback(toGrpcFailure(e, admission.rate));
+      };
+      const finish = (o: Outcome<Res>) => {
+        const trailer = rateMetadata(new Metadata(), admission.rate);
+        if (o.billed) {
+          trailer.set('x-credits-remaining', String(o.billed.creditsRemaining));
+          ctx.metrics.charge(op.id, o.billed.charged);
+        }
+        callback(null, o.value, trailer);
+      };
+      let out;
+      try {
+        out = run(admission.caller!, call.request, op);
+      } catch (e) {
+        return fail(e);
+      }
+      if (isPromise(out)) out.then(finish, fail);
+      else finish(out);
+    });
+  };
+}
+
+/** A billed module result as an Outcome, mapping its value to the proto message (sync stays sync). */
+export function billedOutcome<T, R>(billed: MaybePromise<{ value: T; creditsRemaining: number; charged: number }>, map: (v: T) => R): MaybePromise<Outcome<R>> {
+  const to = (b: { value: T; creditsRemaining: number; charged: number }): Outcome<R> => ({ value: map(b.value), billed: { creditsRemaining: b.creditsRemaining, charged: b.charged } });
+  return isPromise(billed) ? billed.then(to) : to(billed);
+}

@@ -1,0 +1,56 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { buildTestApp } from '../../helpers/build-test-app.ts';
+import { dropNulls } from '../../helpers/grpc-client.ts';
+
+const SCRIPT = fileURLToPath(new URL('../../external/reflection_client.py', import.meta.url));
+
+/** A Python with Debian's grpcio and protobuf (UMBRA_PYTHON, else Debian's own, else PATH's). */
+function findPython(): string | undefined {
+  const candidates = [process.env.UMBRA_PYTHON, '/usr/bin/python3', 'python3'].filter((c): c is string => Boolean(c));
+  for (const python of candidates) {
+    try {
+      execFileSync(python, ['-c', 'import grpc, google.protobuf'], { stdio: 'pipe' });
+      return python;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+const python = findPython();
+const missing = 'needs python3 with python3-grpcio and python3-protobuf (apt-get install python3-grpcio python3-protobuf; .ci/run installs them)';
+
+describe('an external client (Python grpcio, reflection only)', () => {
+  // In CI a missing interpreter or package fails the run; on a workstation the test says why it skipped.
+  it('should list example.v1.ExampleService over reflection v1 and v1alpha and call it dynamically', { skip: !python && process.env.CI !== 'true' ? missing : false }, async (t) => {
+    assert.ok(python, missing);
+    const app = await buildTestApp(t);
+    const port = await app.grpc.listen('127.0.0.1', 0);
+    const { key } = await app.team();
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(python, [SCRIPT, `127.0.0.1:${port}`, key], { timeout: 30_000 }, (err, out, errText) => (err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(out))),
+    );
+    const got = JSON.parse(stdout);
+    for (const v of ['grpc.reflection.v1', 'grpc.reflection.v1alpha']) {
+      assert.ok(got[v].services.includes('example.v1.ExampleService'), v);
+      assert.deepEqual(got[v].timestamp_file, ['google/protobuf/timestamp.proto'], v);
+    }
+    assert.deepEqual(got.files, ['example/v1/example_service.proto', 'google/protobuf/struct.proto', 'google/protobuf/timestamp.proto']);
+    assert.equal(got.methods.length, 15);
+    assert.ok(got.methods.includes('StreamJA4T'));
+
+    // protojson from a foreign runtime reads like the HTTP JSON of the same call.
+    const http = await app.http.inject({ url: '/api/v4/lookup/ip/8.8.8.8', headers: { 'x-api-key': key } });
+    assert.deepEqual(got.LookupIP.json, dropNulls(http.json()));
+    assert.equal(got.GetAccountInfo.json.email, (await app.http.inject({ url: '/api/v4/account/me', headers: { 'x-api-key': key } })).json().email);
+    // int64 renders as a string under protojson.
+    assert.equal(typeof got.GetAccountInfo.json.lookup_quota.credits, 'string');
+    assert.deepEqual(got.LookupIPs.json.invalid, ['bogus']);
+    assert.deepEqual(got.LookupIPs.json.results.map((r: { ip: string }) => r.ip), ['8.8.8.8', '1.1.1.1']);
+    assert.equal(got.unauthenticated.code, 'UNAUTHENTICATED');
+  });
+});

@@ -1,0 +1,220 @@
+import { describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { STATUS } from '../../../src/errors.ts';
+import { packageDefinition, SERVICE_NAME } from '../../../src/grpc/proto.ts';
+import { runRollup } from '../../../src/modules/exports/daily-rollup-job.ts';
+import { runHourly } from '../../../src/modules/exports/hourly-snapshot-job.ts';
+import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';
+import { BUCKETS } from '../../../src/modules/ratelimit/buckets.ts';
+import { FEED_LIST, FEEDS, type FeedDef } from '../../../src/modules/feeds/feed-catalog.ts';
+import { ALL_OPERATIONS, FEED_EXPORT_OPERATIONS, FEED_STREAM_OPERATIONS, OPERATIONS, type Operation } from '../../../src/operations.ts';
+import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
+import { sampleRecords } from '../../helpers/feed-fixtures.ts';
+import { dropNulls, grpcClient, grpcToJson, type GrpcTestClient } from '../../helpers/grpc-client.ts';
+import { openStream } from '../../helpers/stream-client.ts';
+
+const H = 3_600_000;
+// The test clock's start: 2026-11-22 12:00 UTC.
+const TODAY = Date.UTC(2026, 10, 22);
+
+type Who = 'key' | 'none' | 'noScope' | 'broke';
+
+/** One request, written for both transports. */
+interface Case {
+  name: string;
+  who: Who;
+  http: { method: 'GET' | 'POST'; url: string; body?: unknown };
+  grpc: { method: string; request: object };
+  unit?: 's' | 'ms';
+}
+
+const httpStatusOf = (code: number) => Object.values(STATUS).find((r) => r.grpc === code)?.http;
+
+/** The cases of one operation: its happy path(s), its denials and its bad inputs. */
+function casesFor(op: Operation): Case[] {
+  const c = (name: string, who: Who, url: string, grpc: Case['grpc'], body?: unknown): Case => ({
+    name: `${op.id} ${name}`,
+    who,
+    http: { method: op.method, url: `/api/v4${url}`, body },
+    grpc,
+  });
+  const denials = (url: string, grpc: Case['grpc'], body?: unknown) => [c('without key', 'none', url, grpc, body), c('without scope', 'noScope', url, grpc, body)];
+  switch (op) {
+    case OPERATIONS.accountMe: {
+      const g = { method: 'GetAccountInfo', request: {} };
+      return [c('ok', 'key', '/account/me', g), ...denials('/account/me', g)];
+    }
+    case OPERATIONS.lookupIp: {
+      const g = (ip: string) => ({ method: 'LookupIP', request: { ip_address: ip } });
+      return [
+        ...['8.8.8.8', '2001:4860:4860::8888', '::ffff:8.8.4.4', '10.1.2.3'].map((ip) => c(ip, 'key', `/lookup/ip/${ip}`, g(ip))),
+        c('invalid', 'key', '/lookup/ip/not-an-ip', g('not-an-ip')),
+        c('no credits', 'broke', '/lookup/ip/8.8.8.8', g('8.8.8.8')),
+        ...denials('/lookup/ip/8.8.8.8', g('8.8.8.8')),
+      ];
+    }
+    case OPERATIONS.lookupIps: {
+      const g = (ips: string[]) => ({ method: 'LookupIPs', request: { ips } });
+      const batch = ['8.8.8.8', 'bogus', '8.8.8.8', '::ffff:8.8.8.8', '1.1.1.1', '2001:4860:4860::8888'];
+      return [
+        c('batch with duplicates and invalid entries', 'key', '/lookup/ips', g(batch), { ips: batch }),
+        c('nothing valid', 'key', '/lookup/ips', g(['nope']), { ips: ['nope'] }),
+        c('too many', 'key', '/lookup/ips', g(Array.from({ length: 1001 }, (_, i) => `10.0.${i >> 8}.${i & 255}`)), { ips: Array.from({ length: 1001 }, (_, i) => `10.0.${i >> 8}.${i & 255}`) }),
+        c('no credits', 'broke', '/lookup/ips', g(['8.8.8.8']), { ips: ['8.8.8.8'] }),
+        ...denials('/lookup/ips', g(['8.8.8.8']), { ips: ['8.8.8.8'] }),
+      ];
+    }
+    case OPERATIONS.lookupDomain: {
+      const g = (domain: string, limit?: number) => ({ method: 'LookupDomain', request: limit === undefined ? { domain } : { domain, limit } });
+      return [
+        c('with events', 'key', '/lookup/domain/acme-logistics.com', g('acme-logistics.com')),
+        c('with limit', 'key', '/lookup/domain/acme-logistics.com?limit=1', g('acme-logistics.com', 1)),
+        c('unknown', 'key', '/lookup/domain/never-seen.example', g('never-seen.example')),
+        c('bad limit', 'key', '/lookup/domain/acme-logistics.com?limit=0', g('acme-logistics.com', 0)),
+        c('bad domain', 'key', '/lookup/domain/a..b', g('a..b')),
+        c('no credits', 'broke', '/lookup/domain/acme-logistics.com', g('acme-logistics.com')),
+        ...denials('/lookup/domain/acme-logistics.com', g('acme-logistics.com')),
+      ];
+    }
+  }
+  const feed = FEED_LIST.find((f) => op.id.startsWith(`feeds.${f.id}.`))!;
+  const S = `/feeds/${feed.segment}`;
+  const ex = FEED_EXPORT_OPERATIONS[feed.id];
+  const list = (q: string, r: object) => ({ method: 'ListExportSnapshots', request: { feed: feed.id, ...r }, q });
+  const snap = (method: string, date: string, hour?: number) => ({ method, request: hour === undefined ? { feed: feed.id, date } : { feed: feed.id, date, hour } });
+  switch (op) {
+    case ex.list:
+      return [
+        c('all', 'key', `${S}/export`, list('', {})),
+        c('one per page', 'key', `${S}/export?limit=1`, list('', { limit: 1 })),
+        c('limit 0', 'key', `${S}/export?limit=0`, list('', { limit: 0 })),
+        c('forged cursor', 'key', `${S}/export?cursor=abc`, list('', { cursor: 'abc' })),
+        ...denials(`${S}/export`, list('', {})),
+      ];
+    case ex.download:
+    case ex.meta: {
+      const m = op === ex.download ? 'GetExportSnapshotURL' : 'GetExportSnapshotMeta';
+      const tail = op === ex.download ? '' : '/meta';
+      return [
+        c('daily', 'key', `${S}/export/2026-11-20${tail}`, snap(m, '2026-11-20')),
+        c('latest', 'key', `${S}/export/latest${tail}`, snap(m, 'latest')),
+        c('missing day', 'key', `${S}/export/2026-11-01${tail}`, snap(m, '2026-11-01')),
+        c('bad date', 'key', `${S}/export/2026-02-31${tail}`, snap(m, '2026-02-31')),
+        ...denials(`${S}/export/2026-11-20${tail}`, snap(m, '2026-11-20')),
+      ];
+    }
+    case ex.hourDownload:
+    case ex.hourMeta: {
+      const m = op === ex.hourDownload ? 'GetExportSnapshotURL' : 'GetExportSnapshotMeta';
+      const tail = op === ex.hourDownload ? '' : '/meta';
+      return [
+        c('hour 11', 'key', `${S}/export/2026-11-22/11${tail}`, snap(m, '2026-11-22', 11)),
+        c('as a listed id', 'key', `${S}/export/2026-11-22/10${tail}`, snap(m, '2026-11-22/10')),
+        c('hour 0 padded', 'key', `${S}/export/2026-11-22/00${tail}`, snap(m, '2026-11-22', 0)),
+        c('hour 24', 'key', `${S}/export/2026-11-22/24${tail}`, snap(m, '2026-11-22', 24)),
+        c('rolled-up or other day', 'key', `${S}/export/2026-11-20/5${tail}`, snap(m, '2026-11-20', 5)),
+        ...denials(`${S}/export/2026-11-22/11${tail}`, snap(m, '2026-11-22', 11)),
+      ];
+    }
+  }
+  return []; // streams: compared record by record in their own test below
+}
+
+async function setup(t: TestContext) {
+  const app = await buildTestApp(t);
+  const port = await app.grpc.listen('127.0.0.1', 0);
+  const client = grpcClient(port);
+  t.after(() => client.close());
+  const { key, orgId } = await app.team({ maxStreams: 20 });
+  const broke = await app.team({ credits: 0 });
+  // A key of the same team with a scope none of the unary operations needs.
+  const { key: noScope } = await app.key(orgId, ['JA4T_STREAM']);
+  // The walk makes hundreds of calls at one instant of the manual clock: lift the team's buckets.
+  for (const org of [orgId, broke.orgId]) for (const b of BUCKETS) await app.services.admin.setLimit(org, b, { rate: 1e6, burst: 1e6 });
+  return { app, client, keys: { key, none: undefined, noScope, broke: broke.key } as Record<Who, string | undefined>, orgId };
+}
+
+/** Snapshots for every feed: a daily rollup of 2026-11-20 and hourly snapshots at 10:00 and 11:00 today. */
+async function exportsFixture(t: TestContext, app: TestApp): Promise<void> {
+  const writer = await ParquetWriter.create({ threads: 1 });
+  t.after(() => writer.close());
+  const jobs = { feedLog: app.stores.feedLog, store: app.stores.objects, catalog: app.stores.snapshots, writer, clock: app.clock, workDir: join(app.config.dataDir, 'work') };
+  for (const feed of FEED_LIST) {
+    for (const at of [Date.UTC(2026, 10, 20, 5), TODAY + 10 * H, TODAY + 11 * H]) {
+      const s = await app.services.ingest.ingest(feed, [[{ n: 1, value: sampleRecords(at + 60_000)[feed.id] }]]);
+      assert.equal(s.accepted, 1, JSON.stringify(s.errors));
+    }
+    await runRollup(jobs, feed.id, '2026-11-20');
+    await runHourly(jobs, feed.id, TODAY + 10 * H);
+    await runHourly(jobs, feed.id, TODAY + 11 * H);
+  }
+}
+
+/** Compares one case over both transports; returns the HTTP status. */
+async function compare(app: TestApp, client: GrpcTestClient, keys: Record<Who, string | undefined>, k: Case): Promise<number> {
+  const key = keys[k.who];
+  const http = await app.http.inject({ method: k.http.method, url: k.http.url, headers: key ? { 'x-api-key': key } : {}, payload: k.http.body as object | undefined });
+  const g = await client.unary(k.grpc.method, k.grpc.request, key);
+  if (http.statusCode < 400) {
+    assert.equal(g.error, undefined, `${k.name}: gRPC failed (${g.error?.code} ${g.error?.details}) where HTTP gave ${http.statusCode}`);
+    if (http.statusCode === 307) assert.deepEqual(g.value, { url: http.headers.location }, k.name);
+    else assert.deepEqual(dropNulls(grpcToJson(g.value, k.unit)), dropNulls(http.json()), k.name);
+    for (const h of ['ratelimit-limit', 'x-credits-remaining'] as const) assert.equal(g.trailers[h] !== undefined, http.headers[h] !== undefined, `${k.name}: ${h}`);
+    return http.statusCode;
+  }
+  assert.ok(g.error, `${k.name}: gRPC succeeded where HTTP gave ${http.statusCode}`);
+  assert.equal(httpStatusOf(g.error.code), http.statusCode === 402 ? 402 : http.statusCode, `${k.name}: gRPC ${g.error.code} for HTTP ${http.statusCode}`);
+  const problem = http.json();
+  assert.equal(g.error.details, problem.detail, k.name);
+  assert.equal(g.trailers['retry-after'], http.headers['retry-after'], `${k.name}: retry-after`);
+  return http.statusCode;
+}
+
+describe('HTTP and gRPC parity', () => {
+  it('should give every keyed HTTP operation its method on example.v1.ExampleService, streaming exactly for streams', () => {
+    const service = packageDefinition()[SERVICE_NAME] as Record<string, { responseStream: boolean; requestStream: boolean }>;
+    const mirrored = new Set<string>();
+    for (const op of ALL_OPERATIONS) {
+      if (op.scope === null) continue; // the health probe is HTTP only
+      assert.ok(op.grpc, `${op.id} has no gRPC method`);
+      const method = service[op.grpc];
+      assert.ok(method, `${op.id}: ${op.grpc} is not in the proto`);
+      assert.equal(method.responseStream, op.bucket === 'stream', op.id);
+      assert.equal(method.requestStream, false, op.id);
+      mirrored.add(op.grpc);
+    }
+    // And the proto has nothing the operations table does not know about.
+    assert.deepEqual([...mirrored].sort(), Object.keys(service).sort());
+    assert.equal(FEED_STREAM_OPERATIONS.ja4t.grpc, 'StreamJA4T');
+  });
+
+  it('should answer every operation alike for the same key, for every feed: bodies, URLs, codes and details', async (t) => {
+    const { app, client, keys } = await setup(t);
+    await exportsFixture(t, app);
+    let walked = 0;
+    for (const op of ALL_OPERATIONS) {
+      if (op.scope === null || op.bucket === 'stream') continue;
+      const cases = casesFor(op);
+      assert.ok(cases.length >= 3, `${op.id} has no parity cases`);
+      const statuses = new Set<number>();
+      for (const k of cases) statuses.add(await compare(app, client, keys, k));
+      // Each operation was compared on a success as well as on its 401 and 403.
+      assert.ok([200, 307].some((c) => statuses.has(c)), `${op.id}: no case succeeded (${[...statuses]})`);
+      assert.ok(statuses.has(401) && statuses.has(403), op.id);
+      walked++;
+    }
+    // 4 core operations and 5 export operations of each of the 8 feeds.
+    assert.equal(walked, 4 + 5 * FEED_LIST.length);
+  });
+
+  it('should draw lookups over both transports from one team balance', async (t) => {
+    const { app, client, keys } = await setup(t);
+    const http = await app.http.inject({ url: '/api/v4/lookup/ip/8.8.8.8', headers: { 'x-api-key': keys.key! } });
+    const before = Number(http.headers['x-credits-remaining']);
+    const g = await client.unary('LookupIPs', { ips: Array.from({ length: 100 }, (_, i) => `8.8.${i}.1`) }, keys.key);
+    assert.equal(Number(g.trailers['x-credits-remaining']), before - 90, 'a batch of 100 costs 90');
+    const me = await client.unary('GetAccountInfo', {}, keys.key);
+    assert.equal(me.value.lookup_quota.credits, before - 90);
+  });
+});
