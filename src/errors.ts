@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'ROUTE_NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'PAYLOAD_TOO_LARGE'
+  | 'URI_TOO_LONG'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'RATE_LIMITED'
   | 'TOO_MANY_STREAMS'
@@ -47,6 +48,7 @@ export const STATUS: Record<ErrorCode, StatusRow> = {
   ROUTE_NOT_FOUND: { http: 404, grpc: GRPC.UNIMPLEMENTED, title: 'Not found' },
   METHOD_NOT_ALLOWED: { http: 405, grpc: GRPC.UNIMPLEMENTED, title: 'Method not allowed' },
   PAYLOAD_TOO_LARGE: { http: 413, grpc: GRPC.INVALID_ARGUMENT, title: 'Payload too large' },
+  URI_TOO_LONG: { http: 414, grpc: GRPC.INVALID_ARGUMENT, title: 'URI too long' },
   UNSUPPORTED_MEDIA_TYPE: { http: 415, grpc: GRPC.INVALID_ARGUMENT, title: 'Unsupported media type' },
   RATE_LIMITED: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, title: 'Too many requests' },
   TOO_MANY_STREAMS: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, title: 'Too many concurrent streams' },

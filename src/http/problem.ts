@@ -39,6 +39,9 @@ export function fieldErrorsFromAjv(issues: ValidationIssue[], part: string | und
 
 /** fastify's own client errors (FST_ERR_*) → our codes; anything unknown is a 500 and its text stays hidden. */
 function fromFastify(err: { statusCode?: number; code?: string; message: string }): AppError {
+  // Router-level refusals, before any route (and so any schema) is known.
+  if (err.code === 'FST_ERR_BAD_URL') return AppError.field('path', 'is not a valid URL path: malformed percent-encoding');
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return new AppError('URI_TOO_LONG', 'A path segment of this URL is longer than any valid value.');
   switch (err.statusCode) {
     case 400:
       return AppError.field('body', err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'must not be empty' : 'must be valid JSON');

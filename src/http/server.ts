@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Ajv } from 'ajv';
@@ -8,7 +8,7 @@ import type { Services } from '../services.ts';
 import { registerOperationGuard } from './hooks/operation-guard.ts';
 import type { OperationGuard } from '../operation-guard.ts';
 import type { Metrics } from './metrics.ts';
-import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
+import { PROBLEM_CONTENT_TYPE, toProblem, type Problem as ProblemAnswer } from './problem.ts';
 import type { RouteSpec } from './route-spec.ts';
 import { accountMe } from './routes/account-me.ts';
 import { health } from './routes/health.ts';
@@ -74,6 +74,11 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
     // Server to server only: no CORS, and no trust in proxy headers unless configured later.
     trustProxy: false,
+    // The router's own refusals (bad percent-encoding, overlong segment) are problems like any other.
+    frameworkErrors: (err, req, reply) => {
+      const problem = toProblem(err);
+      void problemReply(reply.header('x-request-id', req.id), problem).send(problem.body);
+    },
   });
   for (const ajv of [bodyAjv, stringAjv]) if (!ajv.getSchema('IpResult')) ajv.addSchema([IpResult, Problem]);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : stringAjv).compile(schema));
@@ -125,8 +130,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   app.setErrorHandler(async (err, req, reply) => {
     const problem = toProblem(err);
     if (problem.status >= 500) req.log.error({ err }, 'request failed');
-    // A reply serializer keeps fastify from appending '; charset=utf-8' to the problem media type.
-    reply.code(problem.status).headers(problem.headers).header('content-type', PROBLEM_CONTENT_TYPE).serializer(JSON.stringify);
+    problemReply(reply, problem);
     return problem.body;
   });
   app.setNotFoundHandler(async (req) => {
@@ -195,4 +199,10 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     return metrics.registry.metrics();
   });
   return app as unknown as FastifyInstance;
+}
+
+/** Status, headers and media type of a problem answer; the caller sends (or returns) `problem.body`. */
+function problemReply(reply: FastifyReply, problem: ProblemAnswer): FastifyReply {
+  // A reply serializer keeps fastify from appending '; charset=utf-8' to the problem media type.
+  return reply.code(problem.status).headers(problem.headers).header('content-type', PROBLEM_CONTENT_TYPE).serializer(JSON.stringify);
 }

@@ -31,6 +31,25 @@ describe('GET /api/v4/lookup/ip/{ip}', () => {
     assert.equal(mapped.json().location.city, 'Mountain View');
   });
 
+  it('should answer the router\'s own refusals (bad percent-encoding, overlong segment) as problem+json with a request id, charging nothing', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team({ credits: 5 });
+    const bad = await app.http.inject({ url: '/api/v4/lookup/ip/%E0%A4%A', headers: { 'x-api-key': key, 'x-request-id': 'req-bad-url' } });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.headers['content-type'], PROBLEM);
+    assert.equal(bad.headers['x-request-id'], 'req-bad-url');
+    assert.equal(bad.json().title, 'Validation error');
+    assert.deepEqual(Object.keys(bad.json().errors), ['path']);
+    const long = await app.http.inject({ url: `/api/v4/lookup/ip/${'a'.repeat(1200)}`, headers: { 'x-api-key': key } });
+    assert.equal(long.statusCode, 414);
+    assert.equal(long.headers['content-type'], PROBLEM);
+    assert.match(String(long.headers['x-request-id']), /\S/);
+    assert.equal(long.json().status, 414);
+    assert.equal(long.json().error, long.json().detail);
+    const me = await app.http.inject({ url: '/api/v4/account/me', headers: { 'x-api-key': key } });
+    assert.equal(me.json().lookup_quota.credits, 5);
+  });
+
   it('should serialise ASNs above int32 exactly', async (t) => {
     const app = await buildTestApp(t);
     const { key } = await app.team();
