@@ -1,12 +1,14 @@
 // `npm run bench`: every benchmark, each reported against a baseline measured in the same run.
 import { benchHttpLookup } from './http-lookup.bench.ts';
 import { benchIntelIndex } from './intel-index.bench.ts';
+import { benchIntelEngine } from './intel-engine.bench.ts';
 import { benchFanOut, benchIngestion } from './feeds.bench.ts';
 import { benchExports } from './exports.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'intel index (in-process, one core)': benchIntelIndex,
+  'intelligence engine (in-process, one core)': benchIntelEngine,
   'HTTP lookups (127.0.0.1)': () => benchHttpLookup(),
   'feed ingestion into the durable log (in-process)': benchIngestion,
   'feed stream fan-out (127.0.0.1)': () => benchFanOut(),

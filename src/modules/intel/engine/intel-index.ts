@@ -42,6 +42,12 @@ export class IntelIndex implements ExplainingIntelligenceSource {
   private readonly anonymizerRefs = new Map<string, RangeEntry<RangeRef>>();
   private anonymizersDirty = false;
   private readonly facts = new Map<string, AddressFacts>();
+  /**
+   * One bit per IPv4 /24 (and per top-24-bit IPv6 block) holding an address with facts, 2 MiB each:
+   * most looked-up addresses are unknown, and a bit test is cheaper than hashing their text for the Map.
+   */
+  private readonly known4 = new Uint8Array(1 << 21);
+  private readonly known6 = new Uint8Array(1 << 21);
   private lastPrune = 0;
 
   constructor(private readonly clock: Clock) {}
@@ -75,8 +81,23 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     if (typeof ip !== 'string' || ip === '') return undefined;
     // Records are canonical (ingestion canonicalises IP members), so the text is the key lookups use.
     let f = this.facts.get(ip);
-    if (!f) this.facts.set(ip, (f = {}));
+    if (!f) {
+      const parsed = parseIp(ip);
+      if (!parsed) return undefined;
+      this.facts.set(ip, (f = {}));
+      this.mark(parsed);
+    }
     return f;
+  }
+
+  private mark(ip: ParsedIp): void {
+    const block = ip.version === 4 ? ip.v4 >>> 8 : ip.v6[0]! >>> 8;
+    (ip.version === 4 ? this.known4 : this.known6)[block >>> 3]! |= 1 << (block & 7);
+  }
+
+  private maybeKnown(ip: ParsedIp): boolean {
+    const block = ip.version === 4 ? ip.v4 >>> 8 : ip.v6[0]! >>> 8;
+    return ((ip.version === 4 ? this.known4 : this.known6)[block >>> 3]! & (1 << (block & 7))) !== 0;
   }
 
   private observeRecord(feed: string, r: Record<string, unknown>): void {
@@ -192,6 +213,9 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     this.lastPrune = nowS;
     const horizon = nowS - WINDOW_S;
     for (const [ip, f] of this.facts) if (lastSeen(f) < horizon) this.facts.delete(ip);
+    this.known4.fill(0);
+    this.known6.fill(0);
+    for (const ip of this.facts.keys()) this.mark(parseIp(ip)!);
     for (const [key, e] of this.anonymizerRefs) {
       if ((e.value.origin as { last: number }).last < horizon) {
         this.anonymizerRefs.delete(key);
@@ -212,7 +236,7 @@ export class IntelIndex implements ExplainingIntelligenceSource {
   intelligence(ip: ParsedIp): Intelligence {
     const listed = this.lists.find(ip);
     const ranged = this.anonymizerTable().find(ip);
-    const f = this.facts.get(ip.text);
+    const f = this.maybeKnown(ip) ? this.facts.get(ip.text) : undefined;
     if (!listed && !ranged && !f) return NO_INTELLIGENCE;
     return this.compose(listed, ranged, f).intelligence;
   }

@@ -1,4 +1,4 @@
-import { find4, find6, NONE } from '../range-table.ts';
+import { find4Indexed, find6, NONE, topIndex } from '../range-table.ts';
 import type { ParsedIp } from '../../lookup/ip-address.ts';
 
 /** One range with the value it carries; bounds are inclusive. IPv6 bounds as 128-bit bigints. */
@@ -14,13 +14,18 @@ const MAX6 = (1n << 128n) - 1n;
  * the same ranges share one array.
  */
 export class RangeSets<T> {
+  /** Top-16-bit index over starts4 (range-table.ts): a v4 lookup searches only its /16's few starts. */
+  private readonly top4: Uint32Array;
+
   private constructor(
     private readonly starts4: Uint32Array,
     private readonly vals4: Uint32Array,
     private readonly starts6: Uint32Array,
     private readonly vals6: Uint32Array,
     private readonly sets: readonly (readonly T[])[],
-  ) {}
+  ) {
+    this.top4 = topIndex(starts4, 1);
+  }
 
   static empty<T>(): RangeSets<T> {
     return RangeSets.build<T>([]);
@@ -61,7 +66,7 @@ export class RangeSets<T> {
 
   /** Every value whose range holds the address, or undefined (the common case, allocation-free). */
   find(ip: ParsedIp): readonly T[] | undefined {
-    const s = ip.version === 4 ? find4(this.starts4, this.vals4, ip.v4) : find6(this.starts6, this.vals6, ip.v6);
+    const s = ip.version === 4 ? find4Indexed(this.starts4, this.vals4, this.top4, ip.v4) : find6(this.starts6, this.vals6, ip.v6);
     return s === NONE ? undefined : this.sets[s];
   }
 
