@@ -15,6 +15,8 @@ import { MemoryStreamSlots } from './memory-stream-slots.ts';
 import { SqliteAccountStore } from './sqlite-account-store.ts';
 import { SqliteCreditLedger } from './sqlite-credit-ledger.ts';
 import { openSqlite } from './sqlite-db.ts';
+import { overlayStoreContract } from '../contract/overlay-store.contract.ts';
+import { SqliteOverlayStore } from './sqlite-overlay-store.ts';
 
 accountStoreContract('sqlite', async () => {
   const db = openSqlite(':memory:');
@@ -49,3 +51,8 @@ feedBusContract('memory', async () => {
 });
 
 streamSlotsContract('memory', async () => ({ slots: new MemoryStreamSlots(), close: async () => {} }));
+
+overlayStoreContract('sqlite', async () => {
+  const db = openSqlite(':memory:');
+  return { store: new SqliteOverlayStore(db), close: async () => void db.close() };
+});

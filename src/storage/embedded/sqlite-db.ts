@@ -74,6 +74,18 @@ const MIGRATIONS: string[] = [
      updated_at INTEGER NOT NULL,
      PRIMARY KEY (feed, date)
    );`,
+  // Per-team intelligence overlays (umbra admin overlay). AUTOINCREMENT: ids are never reused, which
+  // the store's revision relies on.
+  `CREATE TABLE intel_overlays (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     org_id TEXT NOT NULL,
+     cidr TEXT NOT NULL,
+     category TEXT NOT NULL,
+     provider TEXT,
+     action TEXT NOT NULL CHECK (action IN ('allow', 'deny')),
+     created_at INTEGER NOT NULL
+   );
+   CREATE INDEX intel_overlays_org ON intel_overlays(org_id, cidr);`,
 ];
 
 /**
