@@ -14,7 +14,7 @@ import type { DomainIntelSource } from './modules/domains/domain-source.ts';
 import type { IpDataset } from './modules/lookup/intel-source.ts';
 import type { IntelligenceSource } from './modules/lookup/intelligence.ts';
 import { IntelIndex, WINDOW_S } from './modules/intel/engine/intel-index.ts';
-import { ListWatcher } from './modules/intel/engine/list-watcher.ts';
+import { RevisionWatcher } from './modules/intel/engine/revision-watcher.ts';
 import { LookupService } from './modules/lookup/lookup-service.ts';
 import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
 import { RecordValidator } from './modules/feeds/feed-records.ts';
@@ -49,7 +49,7 @@ export interface AppDeps {
   simulate?: boolean;
   /** Run the hourly snapshot and daily rollup jobs (serve does when UMBRA_EXPORT_JOBS is on). */
   exportJobs?: boolean;
-  /** How often the imported intelligence lists are checked for changes (ms, default 5000). */
+  /** How often imported intelligence lists and team overlays are checked for changes (ms, default 5000). */
   listsRefreshMs?: number;
 }
 
@@ -62,7 +62,7 @@ export interface App {
   domainAggregates: DomainAggregates;
   /** The intelligence index (absent when a test injects its own source). */
   intel: IntelIndex | undefined;
-  /** Re-reads the imported lists now (the server also polls them). */
+  /** Re-reads the imported lists and team overlays now (the server also polls them). */
   refreshLists(): Promise<void>;
   simulator: Simulator | undefined;
   exportScheduler: ExportScheduler | undefined;
@@ -116,15 +116,28 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   if (replayed > 0) logger.info({ records: replayed }, 'domain aggregates rebuilt from the feed log');
   services.ingest.observe(domainObserver);
   // Intelligence: the last 90 days of every feed replayed, then kept current by ingestion; lists polled.
-  let listWatcher: ListWatcher | undefined;
+  const watchers: RevisionWatcher[] = [];
   if (intel) {
     const started = Date.now();
     const records = await replayLog(stores.feedLog, FEED_LIST, clock.now() - (WINDOW_S + 3_600) * 1000, intel.observe);
     if (records > 0) logger.info({ records, addresses: intel.addresses, ms: Date.now() - started }, 'intelligence index rebuilt from the feed log');
     services.ingest.observe(intel.observe);
-    listWatcher = new ListWatcher(stores.lists, intel, logger);
-    await listWatcher.refresh();
-    listWatcher.start(deps.listsRefreshMs ?? 5_000);
+    const loadLists = async () => {
+      const lists = await stores.lists.all();
+      intel.setLists(lists);
+      return { lists: lists.length, cidrs: lists.reduce((n, l) => n + l.cidrs.length, 0) };
+    };
+    const loadOverlays = async () => {
+      const overlays = await stores.overlays.all();
+      intel.setOverlays(overlays);
+      return { overlays: overlays.length };
+    };
+    watchers.push(new RevisionWatcher('intelligence lists', () => stores.lists.revision(), loadLists, logger));
+    watchers.push(new RevisionWatcher('intelligence overlays', () => stores.overlays.revision(), loadOverlays, logger));
+    for (const w of watchers) {
+      await w.refresh();
+      w.start(deps.listsRefreshMs ?? 5_000);
+    }
   }
   services.ingest.onSummary((s) => {
     if (s.accepted > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'accepted' }, s.accepted);
@@ -183,12 +196,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     logger,
     domainAggregates,
     intel,
-    refreshLists: async () => listWatcher?.refresh(),
+    refreshLists: async () => void (await Promise.all(watchers.map((w) => w.refresh()))),
     simulator,
     exportScheduler,
     close: async () => {
       await simulator?.stop();
-      await listWatcher?.stop();
+      for (const w of watchers) await w.stop();
       await exportScheduler?.stop();
       writer?.close();
       closing.abort();

@@ -25,7 +25,8 @@ export interface Intelligence {
 
 /** What umbra knows about an address beyond ownership and location. */
 export interface IntelligenceSource {
-  intelligence(ip: ParsedIp): Intelligence;
+  /** `orgId`: the caller's team, whose overlays (if any) apply to this lookup only. */
+  intelligence(ip: ParsedIp, orgId?: string): Intelligence;
 }
 
 export const NO_INTELLIGENCE: Intelligence = Object.freeze({
@@ -62,7 +63,7 @@ export interface Evidence {
 
 /** A source that can also say why (IntelIndex); lookups with explain=true use it when present. */
 export interface ExplainingIntelligenceSource extends IntelligenceSource {
-  explain(ip: ParsedIp): { intelligence: Intelligence; evidence: Evidence };
+  explain(ip: ParsedIp, orgId?: string): { intelligence: Intelligence; evidence: Evidence };
 }
 
 export const isExplaining = (s: IntelligenceSource): s is ExplainingIntelligenceSource => typeof (s as Partial<ExplainingIntelligenceSource>).explain === 'function';

@@ -56,17 +56,18 @@ export class LookupService {
     private readonly clock: Clock,
   ) {}
 
-  resolve(ip: ParsedIp): IpResult {
+  /** `orgId`: the caller's team, for its intelligence overlays. */
+  resolve(ip: ParsedIp, orgId?: string): IpResult {
     const ds = this.dataset();
-    return { ip: ip.text, network: ds.network(ip), location: ds.location(ip), intelligence: this.intel.intelligence(ip) };
+    return { ip: ip.text, network: ds.network(ip), location: ds.location(ip), intelligence: this.intel.intelligence(ip, orgId) };
   }
 
   /** The result with its evidence; a source that cannot explain gives empty evidence. */
-  private explained(ip: ParsedIp): IpResult {
+  private explained(ip: ParsedIp, orgId: string): IpResult {
     const ds = this.dataset();
     const { intelligence, evidence } = isExplaining(this.intel)
-      ? this.intel.explain(ip)
-      : { intelligence: this.intel.intelligence(ip), evidence: undefined };
+      ? this.intel.explain(ip, orgId)
+      : { intelligence: this.intel.intelligence(ip, orgId), evidence: undefined };
     return { ip: ip.text, network: ds.network(ip), location: ds.location(ip), intelligence, evidence: evidence ?? emptyEvidence(intelligence.risk_score) };
   }
 
@@ -75,7 +76,7 @@ export class LookupService {
     const ip = parseIp(input);
     if (!ip) throw AppError.field('ip_address', 'must be a single IPv4 or IPv6 address (no zone id, no CIDR)');
     const explain = options?.explain === true;
-    return charge(this.ledger, this.clock, caller.orgId, 1, () => (explain ? this.explained(ip) : this.resolve(ip)));
+    return charge(this.ledger, this.clock, caller.orgId, 1, () => (explain ? this.explained(ip, caller.orgId) : this.resolve(ip, caller.orgId)));
   }
 
   async lookupIps(caller: Caller, ips: unknown): Promise<Billed<{ results: IpResult[]; invalid: string[] }>> {
@@ -86,7 +87,7 @@ export class LookupService {
     const plan = planBatch(ips as string[]);
     if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
     return charge(this.ledger, this.clock, caller.orgId, plan.cost, () => ({
-      results: plan.addresses.map((ip) => this.resolve(ip)),
+      results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId)),
       invalid: plan.invalid,
     }));
   }

@@ -125,3 +125,32 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
     assert.equal(after.headers['x-credits-remaining'], '7', 'the refused requests were not charged');
   });
 });
+
+describe('Per-team intelligence overlays', () => {
+  it("should change one team's lookups within the poll interval and never another team's", async (t) => {
+    const app = await buildTestApp(t, { listsRefreshMs: 20 });
+    const a = await app.team({ name: 'overlay-a' });
+    const b = await app.team({ name: 'overlay-b' });
+    const { OverlayService } = await import('../../../src/modules/intel/overlays/overlay-service.ts');
+    const overlays = new OverlayService(app.stores.overlays, app.stores.accounts, app.clock);
+    await overlays.add({ org: 'overlay-a', cidr: '203.0.113.0/24', category: 'botnet', action: 'deny' });
+    // The server polls the store (5 s by default, 20 ms here): wait for it, bounded.
+    const deadline = Date.now() + 2000;
+    let seen: { categories: string[] } | undefined;
+    while (Date.now() < deadline) {
+      seen = (await lookup(app, a.key, '203.0.113.77')).json().intelligence;
+      if (seen!.categories.length > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.deepEqual(seen!.categories, ['BOTNET']);
+    const other = (await lookup(app, b.key, '203.0.113.77')).json();
+    assert.deepEqual(other.intelligence, { risk_score: 0, behavior: [], categories: [], devices: [], providers: [] });
+    const batch = await app.http.inject({ method: 'POST', url: '/api/v4/lookup/ips', headers: { 'x-api-key': b.key }, payload: { ips: ['203.0.113.77'] } });
+    assert.deepEqual(batch.json().results[0].intelligence.categories, []);
+    const batchA = await app.http.inject({ method: 'POST', url: '/api/v4/lookup/ips', headers: { 'x-api-key': a.key }, payload: { ips: ['203.0.113.77'] } });
+    assert.deepEqual(batchA.json().results[0].intelligence.categories, ['BOTNET']);
+    assert.equal(await overlays.clear('overlay-a'), 1);
+    await app.refreshLists();
+    assert.deepEqual((await lookup(app, a.key, '203.0.113.77')).json().intelligence.categories, []);
+  });
+});

@@ -199,3 +199,38 @@ describe(IntelIndex.name, () => {
     assert.equal(intelligence.risk_score, 98);
   });
 });
+
+describe(`${IntelIndex.name} overlays`, () => {
+  const overlay = (id: number, org_id: string, cidr: string, category: string, action: 'allow' | 'deny', provider: string | null = null) => ({ id, org_id, cidr, category, provider, action, created_at: S0 - 10 });
+
+  it("should apply a team's deny and allow overlays to that team's lookups only", () => {
+    const { index } = setup();
+    index.setLists([list('SEARCH_ENGINE', 'GOOGLEBOT', ['66.249.66.0/27'], 'google-prefixes')]);
+    index.setOverlays([
+      overlay(1, 'org_a', '192.0.2.0/24', 'BOTNET', 'deny'),
+      overlay(2, 'org_a', '66.249.66.0/24', 'SEARCH_ENGINE', 'allow'),
+      overlay(3, 'org_b', '192.0.2.0/24', 'DATACENTER_PROXY', 'deny', 'ACME_PROXY'),
+    ]);
+    const a = index.intelligence(ip('192.0.2.9'), 'org_a');
+    assert.deepEqual([a.categories, a.providers, a.risk_score], [['BOTNET'], [], 80]);
+    const b = index.intelligence(ip('192.0.2.9'), 'org_b');
+    assert.deepEqual([b.categories, b.providers], [['DATACENTER_PROXY'], [{ provider: 'ACME_PROXY', type: 'DATACENTER_PROXY', last_seen: S0 - 10 }]]);
+    assert.equal(index.intelligence(ip('192.0.2.9'), 'org_c'), NO_INTELLIGENCE);
+    assert.equal(index.intelligence(ip('192.0.2.9')), NO_INTELLIGENCE);
+    assert.deepEqual(index.intelligence(ip('66.249.66.1'), 'org_a').categories, []);
+    assert.deepEqual(index.intelligence(ip('66.249.66.1'), 'org_b').categories, ['SEARCH_ENGINE']);
+    const { evidence } = index.explain(ip('192.0.2.9'), 'org_a');
+    assert.deepEqual(evidence.categories, [{ category: 'BOTNET', sources: [{ source: 'overlay', action: 'deny', cidr: '192.0.2.0/24', created_at: S0 - 10 }] }]);
+  });
+
+  it('should remove only the named provider with an allow that names one', () => {
+    const { index, feed } = setup();
+    index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32'])]);
+    feed('anonymizers', { range_start: '185.220.101.0', range_end: '185.220.101.255', provider: 'DAN_TOR', type: 'TOR_NODE', timestamp: S0, country_code: 'DE', asn: 1 });
+    index.setOverlays([overlay(1, 'org_a', '185.220.101.1/32', 'TOR_NODE', 'allow', 'TOR')]);
+    const a = index.intelligence(ip('185.220.101.1'), 'org_a');
+    assert.deepEqual([a.categories, a.providers.map((p) => p.provider)], [['TOR_NODE'], ['DAN_TOR']]);
+    index.setOverlays([]);
+    assert.deepEqual(index.intelligence(ip('185.220.101.1'), 'org_a').providers.map((p) => p.provider).sort(), ['DAN_TOR', 'TOR']);
+  });
+});

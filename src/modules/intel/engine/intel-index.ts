@@ -4,6 +4,7 @@ import type { FeedDef } from '../../feeds/feed-catalog.ts';
 import { NO_INTELLIGENCE, type Evidence, type EvidenceSource, type ExplainingIntelligenceSource, type Intelligence } from '../../lookup/intelligence.ts';
 import { parseIp, type ParsedIp } from '../../lookup/ip-address.ts';
 import type { IntelList } from '../lists/intel-list.ts';
+import type { Overlay } from '../overlays/overlay-store.ts';
 import { bump, lastSeen, type AddressFacts } from './address-facts.ts';
 import { BEHAVIOR_WEIGHT, riskScore, type RiskSignal } from './risk-score.ts';
 import { cidrBounds, RangeSets, v6Value, type RangeEntry } from './range-sets.ts';
@@ -49,6 +50,8 @@ export class IntelIndex implements ExplainingIntelligenceSource {
   private readonly known4 = new Uint8Array(1 << 21);
   private readonly known6 = new Uint8Array(1 << 21);
   private lastPrune = 0;
+  /** Per team: its overlays as a range table; teams without overlays are absent (one Map miss). */
+  private overlays = new Map<string, RangeSets<Overlay>>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -64,6 +67,19 @@ export class IntelIndex implements ExplainingIntelligenceSource {
       }
     }
     this.lists = RangeSets.build(entries);
+  }
+
+  /** Replaces every team's overlays (called at start and whenever the overlay store's revision changes). */
+  setOverlays(overlays: readonly Overlay[]): void {
+    const byOrg = new Map<string, RangeEntry<Overlay>[]>();
+    for (const o of overlays) {
+      const b = cidrBounds(o.cidr, parseIp);
+      if (!b) continue;
+      let list = byOrg.get(o.org_id);
+      if (!list) byOrg.set(o.org_id, (list = []));
+      list.push({ ...b, value: o } as RangeEntry<Overlay>);
+    }
+    this.overlays = new Map([...byOrg].map(([org, entries]) => [org, RangeSets.build(entries)]));
   }
 
   get addresses(): number {
@@ -233,19 +249,21 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     return this.anonymizers;
   }
 
-  intelligence(ip: ParsedIp): Intelligence {
+  intelligence(ip: ParsedIp, orgId?: string): Intelligence {
     const listed = this.lists.find(ip);
     const ranged = this.anonymizerTable().find(ip);
     const f = this.maybeKnown(ip) ? this.facts.get(ip.text) : undefined;
-    if (!listed && !ranged && !f) return NO_INTELLIGENCE;
-    return this.compose(listed, ranged, f).intelligence;
+    const overlaid = orgId === undefined ? undefined : this.overlays.get(orgId)?.find(ip);
+    if (!listed && !ranged && !f && !overlaid) return NO_INTELLIGENCE;
+    return this.compose(listed, ranged, f, overlaid).intelligence;
   }
 
-  explain(ip: ParsedIp): { intelligence: Intelligence; evidence: Evidence } {
-    return this.compose(this.lists.find(ip), this.anonymizerTable().find(ip), this.facts.get(ip.text));
+  explain(ip: ParsedIp, orgId?: string): { intelligence: Intelligence; evidence: Evidence } {
+    const overlaid = orgId === undefined ? undefined : this.overlays.get(orgId)?.find(ip);
+    return this.compose(this.lists.find(ip), this.anonymizerTable().find(ip), this.facts.get(ip.text), overlaid);
   }
 
-  private compose(listed: readonly RangeRef[] | undefined, ranged: readonly RangeRef[] | undefined, f: AddressFacts | undefined) {
+  private compose(listed: readonly RangeRef[] | undefined, ranged: readonly RangeRef[] | undefined, f: AddressFacts | undefined, overlaid?: readonly Overlay[]) {
     const nowS = Math.floor(this.clock.now() / 1000);
     const horizon = nowS - WINDOW_S;
     const providers = new Map<string, { provider: string; type: string; last: number; sources: EvidenceSource[] }>();
@@ -316,6 +334,18 @@ export class IntelIndex implements ExplainingIntelligenceSource {
           if (!same.version) same.version = d.version;
         } else devices.push({ os: d.os, version: d.version, sources: [src] });
       }
+    }
+    // The team's overlays last: deny adds (as current as a list), allow removes whatever said so.
+    for (const o of [...(overlaid ?? [])].sort((a, b) => a.id - b.id)) {
+      const src: EvidenceSource = { source: 'overlay', action: o.action, cidr: o.cidr, created_at: o.created_at };
+      if (o.action === 'deny') {
+        if (o.provider) addProvider(o.provider, o.category, o.created_at, src, true);
+        else addCategory(o.category, undefined, src);
+        continue;
+      }
+      for (const [key, p] of providers) if (p.type === o.category && (!o.provider || p.provider === o.provider)) providers.delete(key);
+      const stillAttributed = [...providers.values()].some((p) => p.type === o.category);
+      if (!stillAttributed) categories.delete(o.category);
     }
     const sig = (m: Map<string, { last: number | undefined; count?: number }>): RiskSignal[] => [...m].map(([value, e]) => ({ value, last_seen: e.last, count: e.count ?? 0 }));
     const risk = riskScore(sig(categories), sig(behaviors), nowS);
