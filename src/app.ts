@@ -202,6 +202,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     close: async () => {
       await simulator?.stop();
       for (const w of watchers) await w.stop();
+      intel?.close();
       await exportScheduler?.stop();
       writer?.close();
       closing.abort();

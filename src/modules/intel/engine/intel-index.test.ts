@@ -55,6 +55,21 @@ describe(IntelIndex.name, () => {
     assert.equal(index.intelligence(ip('185.159.158.0')), NO_INTELLIGENCE);
   });
 
+  it('should see new anonymizer ranges at once, before and after they are folded into the table', (t) => {
+    const { index, feed } = setup();
+    t.after(() => index.close());
+    const range = (i: number) => ({ range_start: `10.${i >> 8}.${i & 255}.0`, range_end: `10.${i >> 8}.${i & 255}.255`, provider: `P${i}`, type: 'FREE_VPN', timestamp: S0, country_code: '', asn: 0 });
+    feed('anonymizers', range(0), { ...range(0), range_start: '2001:db8::', range_end: '2001:db8::ffff', provider: 'V6' });
+    // Still pending (the timer has not fired): found by the scan.
+    assert.deepEqual(index.intelligence(ip('10.0.0.9')).providers.map((p) => p.provider), ['P0']);
+    assert.deepEqual(index.intelligence(ip('2001:db8::abcd')).providers.map((p) => p.provider), ['V6']);
+    assert.equal(index.intelligence(ip('10.0.1.9')), NO_INTELLIGENCE);
+    // Past the pending cap the table is rebuilt on the ingest path; everything stays visible.
+    feed('anonymizers', ...Array.from({ length: 300 }, (_, i) => range(i + 1)));
+    for (const i of [0, 1, 150, 300]) assert.deepEqual(index.intelligence(ip(`10.${i >> 8}.${i & 255}.1`)).providers.map((p) => p.provider), [`P${i}`], `range ${i}`);
+    assert.deepEqual(index.intelligence(ip('2001:db8::1')).providers.map((p) => p.provider), ['V6']);
+  });
+
   it('should mark a Tor exit from a list, and keep both matches where it lies inside a VPN range too', () => {
     const { index, feed } = setup();
     index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32', '2a0b:f4c2::/40'], 'tor-bulk-exit-list')]);

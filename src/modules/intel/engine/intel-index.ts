@@ -19,6 +19,9 @@ export const LOGIN_WINDOW_S = 86_400;
 export const CRAWL_THRESHOLD = 20;
 export const CRAWL_WINDOW_S = 3_600;
 const PRUNE_EVERY_S = 3_600;
+/** New anonymizer ranges reach the range table within this time (lookups see them at once anyway). */
+const REBUILD_DELAY_MS = 1_000;
+const MAX_PENDING = 256;
 
 /** A range with what it says: a provider and category, or a behaviour (list kinds such as TOR_USER). */
 interface RangeRef {
@@ -41,7 +44,9 @@ export class IntelIndex implements ExplainingIntelligenceSource {
   private lists = RangeSets.empty<RangeRef>();
   private anonymizers = RangeSets.empty<RangeRef>();
   private readonly anonymizerRefs = new Map<string, RangeEntry<RangeRef>>();
-  private anonymizersDirty = false;
+  /** New ranges not yet in the table: lookups scan them, so they are visible at once. */
+  private pending: RangeEntry<RangeRef>[] = [];
+  private rebuildTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly facts = new Map<string, AddressFacts>();
   /**
    * One bit per IPv4 /24 (and per top-24-bit IPv6 block) holding an address with facts, 2 MiB each:
@@ -161,8 +166,27 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     const b = parseIp(r.range_end as string);
     if (!a || !b || a.version !== b.version) return;
     const value: RangeRef = { provider: r.provider as string, type: r.type as string, behavior: false, origin: { source: 'feed', feed: 'anonymizers', first: ts, last: ts, count: 1 } };
-    this.anonymizerRefs.set(key, a.version === 4 ? { version: 4, start: a.v4, end: (b as typeof a).v4, value } : { version: 6, start: v6Value(a.v6), end: v6Value((b as typeof a).v6), value });
-    this.anonymizersDirty = true;
+    const entry: RangeEntry<RangeRef> = a.version === 4 ? { version: 4, start: a.v4, end: (b as typeof a).v4, value } : { version: 6, start: v6Value(a.v6), end: v6Value((b as typeof a).v6), value };
+    this.anonymizerRefs.set(key, entry);
+    this.pending.push(entry);
+    // Folded into the table off the lookup path: soon by a timer, or at once (here, on the ingest
+    // path) when the pending list outgrows a quarter of the table, which keeps a replay's rebuilds
+    // geometric (amortised O(n log n)) and a lookup's scan short.
+    if (this.pending.length > Math.max(MAX_PENDING, this.anonymizerRefs.size / 4)) this.rebuildAnonymizers();
+    else this.rebuildTimer ??= setTimeout(() => this.rebuildAnonymizers(), REBUILD_DELAY_MS).unref();
+  }
+
+  private rebuildAnonymizers(): void {
+    clearTimeout(this.rebuildTimer);
+    this.rebuildTimer = undefined;
+    this.anonymizers = RangeSets.build([...this.anonymizerRefs.values()]);
+    this.pending = [];
+  }
+
+  /** Stops the pending rebuild timer (the app closes the index). */
+  close(): void {
+    clearTimeout(this.rebuildTimer);
+    this.rebuildTimer = undefined;
   }
 
   private http(r: Record<string, unknown>, t: number): void {
@@ -232,26 +256,33 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     this.known4.fill(0);
     this.known6.fill(0);
     for (const ip of this.facts.keys()) this.mark(parseIp(ip)!);
+    // Aged ranges are already ignored at lookup; the rebuild only frees them.
+    let dropped = 0;
     for (const [key, e] of this.anonymizerRefs) {
       if ((e.value.origin as { last: number }).last < horizon) {
         this.anonymizerRefs.delete(key);
-        this.anonymizersDirty = true;
+        dropped++;
       }
     }
+    if (dropped > 0) this.rebuildAnonymizers();
   }
 
-  private anonymizerTable(): RangeSets<RangeRef> {
-    // Rebuilt lazily on the first lookup after a new range arrived (re-announcements never dirty it).
-    if (this.anonymizersDirty) {
-      this.anonymizersDirty = false;
-      this.anonymizers = RangeSets.build([...this.anonymizerRefs.values()]);
+  /** Anonymizer ranges holding the address: the table's set, plus any pending new range. */
+  private anonymizerMatches(ip: ParsedIp): readonly RangeRef[] | undefined {
+    const inTable = this.anonymizers.find(ip);
+    if (this.pending.length === 0) return inTable;
+    let out: RangeRef[] | undefined;
+    const v6 = ip.version === 6 ? v6Value(ip.v6) : 0n;
+    for (const e of this.pending) {
+      const hit = e.version === 4 ? ip.version === 4 && e.start <= ip.v4 && ip.v4 <= e.end : ip.version === 6 && e.start <= v6 && v6 <= e.end;
+      if (hit) (out ??= [...(inTable ?? [])]).push(e.value);
     }
-    return this.anonymizers;
+    return out ?? inTable;
   }
 
   intelligence(ip: ParsedIp, orgId?: string): Intelligence {
     const listed = this.lists.find(ip);
-    const ranged = this.anonymizerTable().find(ip);
+    const ranged = this.anonymizerMatches(ip);
     const f = this.maybeKnown(ip) ? this.facts.get(ip.text) : undefined;
     const overlaid = orgId === undefined ? undefined : this.overlays.get(orgId)?.find(ip);
     if (!listed && !ranged && !f && !overlaid) return NO_INTELLIGENCE;
@@ -260,7 +291,7 @@ export class IntelIndex implements ExplainingIntelligenceSource {
 
   explain(ip: ParsedIp, orgId?: string): { intelligence: Intelligence; evidence: Evidence } {
     const overlaid = orgId === undefined ? undefined : this.overlays.get(orgId)?.find(ip);
-    return this.compose(this.lists.find(ip), this.anonymizerTable().find(ip), this.facts.get(ip.text), overlaid);
+    return this.compose(this.lists.find(ip), this.anonymizerMatches(ip), this.facts.get(ip.text), overlaid);
   }
 
   private compose(listed: readonly RangeRef[] | undefined, ranged: readonly RangeRef[] | undefined, f: AddressFacts | undefined, overlaid?: readonly Overlay[]) {
