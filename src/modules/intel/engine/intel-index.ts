@@ -103,10 +103,14 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     // Records are canonical (ingestion canonicalises IP members), so the text is the key lookups use.
     let f = this.facts.get(ip);
     if (!f) {
+      // Canonical text as the key even for a record written before canonicalisation existed.
       const parsed = parseIp(ip);
       if (!parsed) return undefined;
-      this.facts.set(ip, (f = {}));
-      this.mark(parsed);
+      f = this.facts.get(parsed.text);
+      if (!f) {
+        this.facts.set(parsed.text, (f = {}));
+        this.mark(parsed);
+      }
     }
     return f;
   }
