@@ -61,6 +61,8 @@ describe('deviceFromUserAgent', () => {
     ['Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0', { os: 'LINUX', version: '' }],
     ['Mozilla/5.0 (SMART-TV; Linux; Tizen 6.0) AppleWebKit/537.36', { os: 'SMART_TV', version: '' }],
     ['Mozilla/5.0 (PlayStation; PlayStation 5/2.26) AppleWebKit/605.1.15', { os: 'GAME_CONSOLE', version: '' }],
+    ['Mozilla/5.0 (X11; FreeBSD amd64; rv:128.0) Gecko/20100101 Firefox/128.0', { os: 'OTHER', version: '' }],
+    ['Mozilla/5.0 (Windows Phone 10.0; Android 6.0.1; Microsoft; Lumia 950) AppleWebKit/537.36', { os: 'OTHER', version: '' }],
     ['Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', undefined],
     ['curl/8.5.0', undefined],
   ];
