@@ -1,3 +1,6 @@
+/** service.md: behaviours are those seen in a 90 day window; every feed observation ages out with it (s). */
+export const WINDOW_S = 90 * 86_400;
+
 /** What umbra has observed about one address, in Unix seconds. Kept compact: most maps stay absent. */
 export interface Obs {
   first: number;
