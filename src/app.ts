@@ -13,7 +13,9 @@ import { AdminService } from './modules/accounts/admin-service.ts';
 import { DomainService } from './modules/domains/domain-service.ts';
 import type { DomainIntelSource } from './modules/domains/domain-source.ts';
 import type { IpDataset } from './modules/lookup/intel-source.ts';
-import { emptyIntelligence, type IntelligenceSource } from './modules/lookup/intelligence.ts';
+import type { IntelligenceSource } from './modules/lookup/intelligence.ts';
+import { IntelIndex, WINDOW_S } from './modules/intel/engine/intel-index.ts';
+import { RevisionWatcher } from './modules/intel/engine/revision-watcher.ts';
 import { LookupService } from './modules/lookup/lookup-service.ts';
 import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
 import { RecordValidator } from './modules/feeds/feed-records.ts';
@@ -51,6 +53,8 @@ export interface AppDeps {
   exportJobs?: boolean;
   /** Serve GET /lookup/ip in front of fastify's pipeline (default true; tests and the bench compare both). */
   fastPath?: boolean;
+  /** How often imported intelligence lists and team overlays are checked for changes (ms, default 5000). */
+  listsRefreshMs?: number;
 }
 
 export interface App {
@@ -62,6 +66,10 @@ export interface App {
   metrics: Metrics;
   logger: Logger;
   domainAggregates: DomainAggregates;
+  /** The intelligence index (absent when a test injects its own source). */
+  intel: IntelIndex | undefined;
+  /** Re-reads the imported lists and team overlays now (the server also polls them). */
+  refreshLists(): Promise<void>;
   simulator: Simulator | undefined;
   exportScheduler: ExportScheduler | undefined;
   close(): Promise<void>;
@@ -76,6 +84,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics });
   let dataset = deps.dataset;
   const domainAggregates = new DomainAggregates();
+  const intel = deps.intelligence ? undefined : new IntelIndex(clock);
   let lastExportJobAt: number | null = null;
   // Snapshots per feed and kind, read for /health and at each /metrics scrape (the catalog is small).
   const countSnapshots = async () =>
@@ -92,7 +101,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     accounts: new AccountService(stores.accounts, stores.ledger, crypto, clock, { cacheMs: config.keyCacheMs }),
     admin: new AdminService(stores.accounts, stores.ledger, crypto, clock),
     limits: new LimitPolicy(stores.accounts, stores.limiter, clock, config.limitsRefreshMs),
-    lookup: new LookupService(() => dataset, deps.intelligence ?? emptyIntelligence, stores.ledger, clock),
+    lookup: new LookupService(() => dataset, deps.intelligence ?? intel!, stores.ledger, clock),
     domains: new DomainService(deps.domainSource ?? domainAggregates, stores.ledger, clock),
     ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),
     streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer }),
@@ -112,6 +121,30 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const replayed = await replayLog(stores.feedLog, FEED_LIST.filter((f) => f.domainEvents), clock.now() - 31 * 86_400_000, domainObserver);
   if (replayed > 0) logger.info({ records: replayed }, 'domain aggregates rebuilt from the feed log');
   services.ingest.observe(domainObserver);
+  // Intelligence: the last 90 days of every feed replayed, then kept current by ingestion; lists polled.
+  const watchers: RevisionWatcher[] = [];
+  if (intel) {
+    const started = Date.now();
+    const records = await replayLog(stores.feedLog, FEED_LIST, clock.now() - (WINDOW_S + 3_600) * 1000, intel.observe);
+    if (records > 0) logger.info({ records, addresses: intel.addresses, ms: Date.now() - started }, 'intelligence index rebuilt from the feed log');
+    services.ingest.observe(intel.observe);
+    const loadLists = async () => {
+      const lists = await stores.lists.all();
+      intel.setLists(lists);
+      return { lists: lists.length, cidrs: lists.reduce((n, l) => n + l.cidrs.length, 0) };
+    };
+    const loadOverlays = async () => {
+      const overlays = await stores.overlays.all();
+      intel.setOverlays(overlays);
+      return { overlays: overlays.length };
+    };
+    watchers.push(new RevisionWatcher('intelligence lists', () => stores.lists.revision(), loadLists, logger));
+    watchers.push(new RevisionWatcher('intelligence overlays', () => stores.overlays.revision(), loadOverlays, logger));
+    for (const w of watchers) {
+      await w.refresh();
+      w.start(deps.listsRefreshMs ?? 5_000);
+    }
+  }
   services.ingest.onSummary((s) => {
     if (s.accepted > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'accepted' }, s.accepted);
     if (s.rejected > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'rejected' }, s.rejected);
@@ -180,12 +213,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     metrics,
     logger,
     domainAggregates,
+    intel,
+    refreshLists: async () => void (await Promise.all(watchers.map((w) => w.refresh()))),
     simulator,
     exportScheduler,
     // Once: a second SIGTERM, or a test closing an app it already closed, waits for the first close.
     close: () =>
       (closed ??= (async () => {
         await simulator?.stop();
+        for (const w of watchers) await w.stop();
+        intel?.close();
         await exportScheduler?.stop();
         writer?.close();
         closing.abort();

@@ -5,6 +5,7 @@ import type { KeyView, OrgView } from '../modules/accounts/admin-service.ts';
 import { parseScopeList, SCOPES } from '../modules/accounts/scopes.ts';
 import { action, withAdmin } from './context.ts';
 import { numberArg, wholeArg } from './output.ts';
+import { registerOverlay } from './overlay.ts';
 
 const fmtTime = (s: number | null) => (s === null ? '-' : new Date(s * 1000).toISOString().replace('.000Z', 'Z'));
 
@@ -169,4 +170,6 @@ export function registerAdmin(program: Command): void {
         out.result(view.limits, () => orgText(view));
       }),
     );
+
+  registerOverlay(admin);
 }

@@ -43,7 +43,48 @@ export const Intelligence = Type.Object({
   providers: Type.Array(Type.Object({ provider: Type.String(), type: Type.String(), last_seen: Type.Integer() })),
 });
 
-export const IpResult = Type.Object({ ip: Type.String(), network: Network, location: Location, intelligence: Intelligence }, { $id: 'IpResult' });
+const EvidenceSource = Type.Object(
+  {
+    source: Type.String({ description: '`feed`, `list` or `overlay`' }),
+    feed: Type.Optional(Type.String({ description: 'feed id (source feed)' })),
+    kind: Type.Optional(Type.String({ description: 'list kind (source list)' })),
+    provider: Type.Optional(Type.String({ description: 'list provider (source list)' })),
+    version: Type.Optional(Type.String({ description: 'list version: content hash prefix (source list)' })),
+    format: Type.Optional(Type.String({ description: 'detected list format (source list)' })),
+    imported_at: Type.Optional(Type.Integer({ description: 'Unix s of the list import' })),
+    action: Type.Optional(Type.String({ description: '`allow` or `deny` (source overlay)' })),
+    cidr: Type.Optional(Type.String({ description: 'overlay range (source overlay)' })),
+    created_at: Type.Optional(Type.Integer({ description: 'Unix s (source overlay)' })),
+    first_seen: Type.Optional(Type.Integer({ description: 'Unix s' })),
+    last_seen: Type.Optional(Type.Integer({ description: 'Unix s' })),
+    count: Type.Optional(Type.Integer({ description: 'observations in the 90 day window' })),
+  },
+  { description: 'where one signal comes from' },
+);
+const RiskPart = Type.Object({ value: Type.Number(), from: Type.Union([Type.String(), Type.Null()]) });
+
+/** `?explain=true` only; see docs/intelligence.md. */
+export const Evidence = Type.Object(
+  {
+    categories: Type.Array(Type.Object({ category: Type.String(), sources: Type.Array(EvidenceSource) })),
+    providers: Type.Array(Type.Object({ provider: Type.String(), type: Type.String(), sources: Type.Array(EvidenceSource) })),
+    behavior: Type.Array(Type.Object({ behavior: Type.String(), sources: Type.Array(EvidenceSource) })),
+    devices: Type.Array(Type.Object({ os: Type.String(), version: Type.String(), sources: Type.Array(EvidenceSource) })),
+    risk: Type.Object({
+      score: Type.Integer(),
+      category: RiskPart,
+      behavior: RiskPart,
+      volume: Type.Object({ value: Type.Number(), observations: Type.Integer() }),
+      benign_cap: Type.Boolean(),
+    }),
+  },
+  { description: 'why: the source of every category, provider and behaviour, and the parts of the risk score (explain=true)' },
+);
+
+export const IpResult = Type.Object(
+  { ip: Type.String(), network: Network, location: Location, intelligence: Intelligence, evidence: Type.Optional(Evidence) },
+  { $id: 'IpResult' },
+);
 
 export const BatchResult = Type.Object({
   results: Type.Array(Type.Ref('IpResult')),

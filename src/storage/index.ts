@@ -8,6 +8,8 @@ import type { FeedBus } from '../modules/feeds/feed-bus.ts';
 import type { FeedLog } from '../modules/feeds/feed-log.ts';
 import type { StreamSlots } from '../modules/feeds/stream-slots.ts';
 import type { IntelListStore } from '../modules/intel/lists/intel-list.ts';
+import type { OverlayStore } from '../modules/intel/overlays/overlay-store.ts';
+import { SqliteOverlayStore } from './embedded/sqlite-overlay-store.ts';
 import { FileIntelListStore } from './embedded/file-intel-list-store.ts';
 import { FileFeedLog } from './embedded/file-feed-log.ts';
 import { MemoryFeedBus } from './embedded/memory-feed-bus.ts';
@@ -32,6 +34,7 @@ export interface Stores {
   objects: ObjectStore;
   snapshots: SnapshotCatalog;
   lists: IntelListStore;
+  overlays: OverlayStore;
   /** Download URL and cursor signing secrets, current first. */
   signingKeys: Array<{ id: string; secret: string }>;
   /** Problems that make the service unhealthy right now (empty when healthy). */
@@ -68,6 +71,7 @@ export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'cr
         objects,
         snapshots: new SqliteSnapshotCatalog(db),
         lists: createListStore(config),
+        overlays: new SqliteOverlayStore(db),
         signingKeys,
         feedLog,
         bus,

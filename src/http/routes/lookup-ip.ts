@@ -6,6 +6,8 @@ import { answeredRoute, billedReply, type AnsweredRouteSpec } from '../route-spe
 import { errorResponses } from '../schemas.ts';
 
 const Params = Type.Object({ ip_address: Type.String({ maxLength: 256, description: 'IPv4 or IPv6 (raw colons allowed)' }) });
+// Literal strings, not a coerced boolean: `explain=1` or `explain=maybe` is a 400 validation error.
+const Query = Type.Object({ explain: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'adds `evidence` (same price)' })) });
 
 /**
  * GET /lookup/ip/{ip_address}. Its answer is the one place this operation's reply is made: fastify's
@@ -15,6 +17,7 @@ const Params = Type.Object({ ip_address: Type.String({ maxLength: 256, descripti
 export const lookupIp = (s: Services, metrics: Metrics): AnsweredRouteSpec =>
   answeredRoute(
     OPERATIONS.lookupIp,
-    { params: Params, response: { 200: Type.Ref('IpResult'), ...errorResponses([400, 401, 402, 403, 429]) } },
-    (caller, params: { ip_address: string }, _query: unknown) => billedReply(metrics, OPERATIONS.lookupIp, s.lookup.lookupIp(caller, params.ip_address)),
+    { params: Params, querystring: Query, response: { 200: Type.Ref('IpResult'), ...errorResponses([400, 401, 402, 403, 429]) } },
+    (caller, params: { ip_address: string }, query: { explain?: 'true' | 'false' }) =>
+      billedReply(metrics, OPERATIONS.lookupIp, s.lookup.lookupIp(caller, params.ip_address, { explain: query.explain === 'true' })),
   );

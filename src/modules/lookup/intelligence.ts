@@ -25,7 +25,8 @@ export interface Intelligence {
 
 /** What umbra knows about an address beyond ownership and location. */
 export interface IntelligenceSource {
-  intelligence(ip: ParsedIp): Intelligence;
+  /** `orgId`: the caller's team, whose overlays (if any) apply to this lookup only. */
+  intelligence(ip: ParsedIp, orgId?: string): Intelligence;
 }
 
 export const NO_INTELLIGENCE: Intelligence = Object.freeze({
@@ -38,3 +39,31 @@ export const NO_INTELLIGENCE: Intelligence = Object.freeze({
 
 /** The source before any feed or list has been imported: nothing is known, so nothing is claimed. */
 export const emptyIntelligence: IntelligenceSource = { intelligence: () => NO_INTELLIGENCE };
+
+/** Where one signal comes from: a feed (with its observations in the window) or an imported list. */
+export type EvidenceSource =
+  | { source: 'feed'; feed: string; first_seen: number; last_seen: number; count: number }
+  | { source: 'list'; kind: string; provider: string; version: string; format: string; imported_at: number; first_seen: number; last_seen: number; count: number }
+  | { source: 'overlay'; action: 'allow' | 'deny'; cidr: string; created_at: number };
+
+/** `?explain=true`: why the intelligence says what it says (decisions.md: a top-level member of the IP result). */
+export interface Evidence {
+  categories: Array<{ category: string; sources: EvidenceSource[] }>;
+  providers: Array<{ provider: string; type: string; sources: EvidenceSource[] }>;
+  behavior: Array<{ behavior: string; sources: EvidenceSource[] }>;
+  devices: Array<{ os: string; version: string; sources: EvidenceSource[] }>;
+  risk: {
+    score: number;
+    category: { value: number; from: string | null };
+    behavior: { value: number; from: string | null };
+    volume: { value: number; observations: number };
+    benign_cap: boolean;
+  };
+}
+
+/** A source that can also say why (IntelIndex); lookups with explain=true use it when present. */
+export interface ExplainingIntelligenceSource extends IntelligenceSource {
+  explain(ip: ParsedIp, orgId?: string): { intelligence: Intelligence; evidence: Evidence };
+}
+
+export const isExplaining = (s: IntelligenceSource): s is ExplainingIntelligenceSource => typeof (s as Partial<ExplainingIntelligenceSource>).explain === 'function';

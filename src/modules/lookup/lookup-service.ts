@@ -5,7 +5,7 @@ import type { Caller } from '../accounts/account-service.ts';
 import type { CreditLedger, DebitResult } from '../credits/credit-ledger.ts';
 import { MAX_BATCH, planBatch } from './batch.ts';
 import type { IpDataset, LocationRecord, NetworkRecord } from './intel-source.ts';
-import type { Intelligence, IntelligenceSource } from './intelligence.ts';
+import { isExplaining, type Evidence, type Intelligence, type IntelligenceSource } from './intelligence.ts';
 import { parseIp, type ParsedIp } from './ip-address.ts';
 
 export interface IpResult {
@@ -13,6 +13,8 @@ export interface IpResult {
   network: NetworkRecord;
   location: LocationRecord;
   intelligence: Intelligence;
+  /** Only with explain=true (decisions.md: top level of the IP result). */
+  evidence?: Evidence;
 }
 
 export interface Billed<T> {
@@ -54,16 +56,27 @@ export class LookupService {
     private readonly clock: Clock,
   ) {}
 
-  resolve(ip: ParsedIp): IpResult {
+  /** `orgId`: the caller's team, for its intelligence overlays. */
+  resolve(ip: ParsedIp, orgId?: string): IpResult {
     const ds = this.dataset();
-    return { ip: ip.text, network: ds.network(ip), location: ds.location(ip), intelligence: this.intel.intelligence(ip) };
+    return { ip: ip.text, network: ds.network(ip), location: ds.location(ip), intelligence: this.intel.intelligence(ip, orgId) };
   }
 
-  /** Synchronous on the in-memory ledger's fast path; throws AppError for a bad address. */
-  lookupIp(caller: Caller, input: string): MaybePromise<Billed<IpResult>> {
+  /** The result with its evidence; a source that cannot explain gives empty evidence. */
+  private explained(ip: ParsedIp, orgId: string): IpResult {
+    const ds = this.dataset();
+    const { intelligence, evidence } = isExplaining(this.intel)
+      ? this.intel.explain(ip, orgId)
+      : { intelligence: this.intel.intelligence(ip, orgId), evidence: undefined };
+    return { ip: ip.text, network: ds.network(ip), location: ds.location(ip), intelligence, evidence: evidence ?? emptyEvidence(intelligence.risk_score) };
+  }
+
+  /** Synchronous on the in-memory ledger's fast path; throws AppError for a bad address. Explaining costs the same. */
+  lookupIp(caller: Caller, input: string, options?: { explain?: boolean }): MaybePromise<Billed<IpResult>> {
     const ip = parseIp(input);
     if (!ip) throw AppError.field('ip_address', 'must be a single IPv4 or IPv6 address (no zone id, no CIDR)');
-    return charge(this.ledger, this.clock, caller.orgId, 1, () => this.resolve(ip));
+    const explain = options?.explain === true;
+    return charge(this.ledger, this.clock, caller.orgId, 1, () => (explain ? this.explained(ip, caller.orgId) : this.resolve(ip, caller.orgId)));
   }
 
   async lookupIps(caller: Caller, ips: unknown): Promise<Billed<{ results: IpResult[]; invalid: string[] }>> {
@@ -75,8 +88,18 @@ export class LookupService {
     const plan = planBatch(ips as string[]);
     if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
     return charge(this.ledger, this.clock, caller.orgId, plan.cost, () => ({
-      results: plan.addresses.map((ip) => this.resolve(ip)),
+      results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId)),
       invalid: plan.invalid,
     }));
   }
+}
+
+function emptyEvidence(score: number): Evidence {
+  return {
+    categories: [],
+    providers: [],
+    behavior: [],
+    devices: [],
+    risk: { score, category: { value: 0, from: null }, behavior: { value: 0, from: null }, volume: { value: 0, observations: 0 }, benign_cap: false },
+  };
 }

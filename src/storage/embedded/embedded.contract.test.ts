@@ -18,6 +18,8 @@ import { MemoryStreamSlots } from './memory-stream-slots.ts';
 import { SqliteAccountStore } from './sqlite-account-store.ts';
 import { SqliteCreditLedger } from './sqlite-credit-ledger.ts';
 import { openSqlite } from './sqlite-db.ts';
+import { overlayStoreContract } from '../contract/overlay-store.contract.ts';
+import { SqliteOverlayStore } from './sqlite-overlay-store.ts';
 
 accountStoreContract('sqlite', async () => {
   const db = openSqlite(':memory:');
@@ -66,4 +68,9 @@ intelListStoreContract('files', async () => {
       assert.deepEqual(stray, []);
     },
   };
+});
+
+overlayStoreContract('sqlite', async () => {
+  const db = openSqlite(':memory:');
+  return { store: new SqliteOverlayStore(db), close: async () => void db.close() };
 });

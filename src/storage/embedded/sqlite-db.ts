@@ -76,6 +76,18 @@ const MIGRATIONS: string[] = [
    );`,
   // The log partition version an hourly snapshot was made from (NULL: unknown), for the rollup.
   'ALTER TABLE export_snapshots ADD COLUMN source_version TEXT;',
+  // Per-team intelligence overlays (umbra admin overlay). AUTOINCREMENT: ids are never reused, which
+  // the store's revision relies on.
+  `CREATE TABLE intel_overlays (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     org_id TEXT NOT NULL,
+     cidr TEXT NOT NULL,
+     category TEXT NOT NULL,
+     provider TEXT,
+     action TEXT NOT NULL CHECK (action IN ('allow', 'deny')),
+     created_at INTEGER NOT NULL
+   );
+   CREATE INDEX intel_overlays_org ON intel_overlays(org_id, cidr);`,
 ];
 
 /**

@@ -1,0 +1,131 @@
+import type { Evidence, EvidenceSource, Intelligence } from '../../lookup/intelligence.ts';
+import type { IntelList } from '../lists/intel-list.ts';
+import type { Overlay } from '../overlays/overlay-store.ts';
+import { WINDOW_S, type AddressFacts } from './address-facts.ts';
+import { riskScore, type RiskSignal } from './risk-score.ts';
+
+/** A range with what it says: a provider and category, or a behaviour (list kinds such as TOR_USER). */
+export interface RangeRef {
+  provider: string | null;
+  /** A category value, or a behaviour value when `behavior` is set. */
+  type: string;
+  behavior: boolean;
+  origin: { source: 'list'; list: IntelList } | { source: 'feed'; feed: string; first: number; last: number; count: number };
+}
+
+/**
+ * Builds one address's intelligence and evidence from what matched: list and anonymizer ranges, the
+ * address's own observations (only those inside the 90-day window count), and the caller's team
+ * overlays, applied last. Runs only for addresses with data; unknown ones never get here.
+ */
+export function composeIntelligence(
+  listed: readonly RangeRef[] | undefined,
+  ranged: readonly RangeRef[] | undefined,
+  f: AddressFacts | undefined,
+  overlaid: readonly Overlay[] | undefined,
+  nowS: number,
+): { intelligence: Intelligence; evidence: Evidence } {
+  const horizon = nowS - WINDOW_S;
+  const providers = new Map<string, { provider: string; type: string; last: number; sources: EvidenceSource[] }>();
+  const categories = new Map<string, { last: number | undefined; sources: EvidenceSource[] }>();
+  const behaviors = new Map<string, { last: number | undefined; count: number; sources: EvidenceSource[] }>();
+  const addCategory = (c: string, last: number | undefined, src: EvidenceSource) => {
+    const e = categories.get(c);
+    if (!e) categories.set(c, { last, sources: [src] });
+    else {
+      e.sources.push(src);
+      // List membership (undefined) is current: it wins over any feed time for recency.
+      if (e.last !== undefined && (last === undefined || last > e.last)) e.last = last;
+    }
+  };
+  const addProvider = (provider: string, type: string, last: number, src: EvidenceSource, current: boolean) => {
+    const key = `${provider}|${type}`;
+    const e = providers.get(key);
+    if (!e) providers.set(key, { provider, type, last, sources: [src] });
+    else {
+      e.sources.push(src);
+      if (last > e.last) e.last = last;
+    }
+    addCategory(type, current ? undefined : last, src);
+  };
+  const addBehavior = (b: string, last: number | undefined, count: number, src: EvidenceSource) => {
+    const e = behaviors.get(b);
+    if (!e) behaviors.set(b, { last, count, sources: [src] });
+    else {
+      e.sources.push(src);
+      e.count += count;
+      if (e.last !== undefined && (last === undefined || last > e.last)) e.last = last;
+    }
+  };
+  for (const ref of [...(listed ?? []), ...(ranged ?? [])]) {
+    const o = ref.origin;
+    let src: EvidenceSource;
+    let last: number;
+    if (o.source === 'list') {
+      const l = o.list;
+      src = { source: 'list', kind: l.kind, provider: l.provider, version: l.version, format: l.format, imported_at: l.imported_at, first_seen: l.imported_at, last_seen: l.imported_at, count: 1 };
+      last = l.imported_at;
+    } else {
+      if (o.last < horizon) continue;
+      src = { source: 'feed', feed: o.feed, first_seen: o.first, last_seen: o.last, count: o.count };
+      last = o.last;
+    }
+    if (ref.behavior) addBehavior(ref.type, o.source === 'list' ? undefined : last, 1, src);
+    else addProvider(ref.provider!, ref.type, last, src, o.source === 'list');
+  }
+  const devices: Evidence['devices'] = [];
+  if (f) {
+    for (const [key, bySource] of f.providers ?? []) {
+      const [provider, type] = key.split('|') as [string, string];
+      for (const [feed, o] of bySource) if (o.last >= horizon) addProvider(provider, type, o.last, { source: 'feed', feed, first_seen: o.first, last_seen: o.last, count: o.count }, false);
+    }
+    for (const [c, bySource] of f.categories ?? []) {
+      for (const [feed, o] of bySource) if (o.last >= horizon) addCategory(c, o.last, { source: 'feed', feed, first_seen: o.first, last_seen: o.last, count: o.count });
+    }
+    for (const [b, bySource] of f.behaviors ?? []) {
+      for (const [feed, o] of bySource) if (o.last >= horizon) addBehavior(b, o.last, o.count, { source: 'feed', feed, first_seen: o.first, last_seen: o.last, count: o.count });
+    }
+    for (const d of f.devices?.values() ?? []) {
+      if (d.last < horizon) continue;
+      const src: EvidenceSource = { source: 'feed', feed: d.feed, first_seen: d.first, last_seen: d.last, count: d.count };
+      const same = devices.find((x) => x.os === d.os);
+      if (same) {
+        same.sources.push(src);
+        if (!same.version) same.version = d.version;
+      } else devices.push({ os: d.os, version: d.version, sources: [src] });
+    }
+  }
+  // The team's overlays last: deny adds (as current as a list), allow removes whatever said so.
+  for (const o of [...(overlaid ?? [])].sort((a, b) => a.id - b.id)) {
+    const src: EvidenceSource = { source: 'overlay', action: o.action, cidr: o.cidr, created_at: o.created_at };
+    if (o.action === 'deny') {
+      if (o.provider) addProvider(o.provider, o.category, o.created_at, src, true);
+      else addCategory(o.category, undefined, src);
+      continue;
+    }
+    for (const [key, p] of providers) if (p.type === o.category && (!o.provider || p.provider === o.provider)) providers.delete(key);
+    const stillAttributed = [...providers.values()].some((p) => p.type === o.category);
+    if (!stillAttributed) categories.delete(o.category);
+  }
+  const sig = (m: Map<string, { last: number | undefined; count?: number }>): RiskSignal[] => [...m].map(([value, e]) => ({ value, last_seen: e.last, count: e.count ?? 0 }));
+  const risk = riskScore(sig(categories), sig(behaviors), nowS);
+  const lastOf = (sources: EvidenceSource[]) => Math.max(...sources.map((s) => ('last_seen' in s ? s.last_seen : s.created_at)));
+  const byName = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+  const provList = [...providers.values()].sort((a, b) => b.last - a.last || byName<typeof a>((x) => x.provider + x.type)(a, b));
+  const deviceList = devices.sort(byName((x) => x.os));
+  const intelligence: Intelligence = {
+    risk_score: risk.score,
+    behavior: [...behaviors.keys()].sort(),
+    categories: [...categories.keys()].sort(),
+    devices: deviceList.map((d) => ({ os: d.os, version: d.version, last_seen: lastOf(d.sources) })),
+    providers: provList.map((p) => ({ provider: p.provider, type: p.type, last_seen: p.last })),
+  };
+  const evidence: Evidence = {
+    categories: intelligence.categories.map((category) => ({ category, sources: categories.get(category)!.sources })),
+    providers: provList.map((p) => ({ provider: p.provider, type: p.type, sources: p.sources })),
+    behavior: intelligence.behavior.map((behavior) => ({ behavior, sources: behaviors.get(behavior)!.sources })),
+    devices: deviceList,
+    risk,
+  };
+  return { intelligence, evidence };
+}

