@@ -17,6 +17,11 @@ import type { IntelligenceSource } from './modules/lookup/intelligence.ts';
 import { IntelIndex, WINDOW_S } from './modules/intel/engine/intel-index.ts';
 import { RevisionWatcher } from './modules/intel/engine/revision-watcher.ts';
 import { LookupService } from './modules/lookup/lookup-service.ts';
+import { LookupData } from './modules/lookup/lookup-data.ts';
+import { networkTypeOverride } from './modules/intel/lists/network-type-override.ts';
+import { loadDatasetAsync } from './modules/intel/ip-dataset.ts';
+import { stat } from 'node:fs/promises';
+import { dataStatus } from './modules/intel/data-status.ts';
 import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
 import { RecordValidator } from './modules/feeds/feed-records.ts';
 import { IngestService } from './modules/feeds/ingest-service.ts';
@@ -40,6 +45,13 @@ import { createStores, type Stores } from './storage/index.ts';
 export interface AppDeps {
   /** The loaded IP dataset (tests pass a small one). */
   dataset: IpDataset;
+  /**
+   * The file it was loaded from: watched (and re-read on `app.reloadDataset()`, which serve calls on
+   * SIGHUP), so a rebuilt dataset is swapped in without a restart. Absent: the dataset never changes.
+   */
+  datasetFile?: string;
+  /** How often the dataset file is checked for a rebuild (ms, default 5000). */
+  datasetRefreshMs?: number;
   clock?: Clock;
   crypto?: KeyCrypto;
   stores?: Stores;
@@ -70,6 +82,10 @@ export interface App {
   intel: IntelIndex | undefined;
   /** Re-reads the imported lists and team overlays now (the server also polls them). */
   refreshLists(): Promise<void>;
+  /** The data lookups answer from: the dataset, list network types and the data version. */
+  lookupData: LookupData;
+  /** Loads the dataset file again when it changed since the last load (off the event loop), then swaps it in. */
+  reloadDataset(): Promise<void>;
   simulator: Simulator | undefined;
   exportScheduler: ExportScheduler | undefined;
   close(): Promise<void>;
@@ -82,7 +98,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const stores = deps.stores ?? createStores(config, clock);
   const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics });
-  let dataset = deps.dataset;
+  const lookupData = new LookupData(deps.dataset);
   const domainAggregates = new DomainAggregates();
   const intel = deps.intelligence ? undefined : new IntelIndex(clock);
   let lastExportJobAt: number | null = null;
@@ -101,7 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     accounts: new AccountService(stores.accounts, stores.ledger, crypto, clock, { cacheMs: config.keyCacheMs }),
     admin: new AdminService(stores.accounts, stores.ledger, crypto, clock),
     limits: new LimitPolicy(stores.accounts, stores.limiter, clock, config.limitsRefreshMs),
-    lookup: new LookupService(() => dataset, deps.intelligence ?? intel!, stores.ledger, clock),
+    lookup: new LookupService(lookupData, deps.intelligence ?? intel!, stores.ledger, clock),
     domains: new DomainService(deps.domainSource ?? domainAggregates, stores.ledger, clock),
     ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),
     streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer }),
@@ -111,11 +127,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       const snapshots = (await countSnapshots()).reduce((n, c) => n + c.count, 0);
       return { status: problems.length === 0 ? 'ok' : 'unhealthy', problems, exports: { snapshots, last_job_at: lastExportJobAt } };
     },
+    dataStatus: async () => {
+      const view = lookupData.view();
+      const status = await dataStatus({ ...view.dataset.info, file: deps.datasetFile }, stores, FEED_LIST.map((f) => f.id));
+      // The version lookups carry now (the lists as last loaded, which the store may have moved past).
+      return { ...status, data_version: view.version.header, intelligence: intel ? { addresses: intel.addresses } : undefined };
+    },
   };
   // Domain aggregates: rebuilt from the last 30 days of the durable log, then kept current by ingestion.
   const sourceOf = (text: string) => {
     const ip = parseIp(text);
-    return ip ? { asn: dataset.network(ip).asn, country: dataset.location(ip).country } : undefined;
+    const ds = lookupData.dataset;
+    return ip ? { asn: ds.network(ip).asn, country: ds.location(ip).country } : undefined;
   };
   const domainObserver = domainFeedObserver(domainAggregates, sourceOf);
   const replayed = await replayLog(stores.feedLog, FEED_LIST.filter((f) => f.domainEvents), clock.now() - 31 * 86_400_000, domainObserver);
@@ -131,7 +154,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     const loadLists = async () => {
       const lists = await stores.lists.all();
       intel.setLists(lists);
-      return { lists: lists.length, cidrs: lists.reduce((n, l) => n + l.cidrs.length, 0) };
+      const override = networkTypeOverride(lists);
+      lookupData.setLists(lists, override);
+      return { lists: lists.length, cidrs: lists.reduce((n, l) => n + l.cidrs.length, 0), network_type_ranges: override.ranges, data_version: lookupData.view().version.header };
     };
     const loadOverlays = async () => {
       const overlays = await stores.overlays.all();
@@ -145,6 +170,37 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       w.start(deps.listsRefreshMs ?? 5_000);
     }
   }
+  // The IP dataset: a rebuild (`umbra data build` renames a complete file into place) is noticed by its
+  // file identity and loaded in a worker thread, then swapped in between two requests.
+  let datasetWatcher: RevisionWatcher | undefined;
+  if (deps.datasetFile) {
+    const file = deps.datasetFile;
+    const identity = async () => {
+      const st = await stat(file);
+      return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+    };
+    const loadNew = async () => {
+      const started = Date.now();
+      let next: IpDataset;
+      try {
+        next = await loadDatasetAsync(file);
+      } catch (e) {
+        // A bad file stays bad: keep answering from the current dataset and wait for the next change.
+        metrics.datasetSwaps.inc({ outcome: 'refused' });
+        logger.error({ file, err: (e as Error).message, data_version: lookupData.view().version.header }, 'IP dataset file changed but cannot be loaded; still serving the previous dataset');
+        return null;
+      }
+      lookupData.swapDataset(next);
+      metrics.datasetSwaps.inc({ outcome: 'swapped' });
+      metrics.datasetBuiltAt.set(next.info.built_at);
+      return { file, ms: Date.now() - started, data_version: lookupData.view().version.header };
+    };
+    datasetWatcher = new RevisionWatcher('IP dataset', identity, loadNew, logger);
+    // The dataset given was loaded from this file: remember its identity without loading it again.
+    await datasetWatcher.assume(await identity());
+    datasetWatcher.start(deps.datasetRefreshMs ?? 5_000);
+  }
+  metrics.datasetBuiltAt.set(lookupData.dataset.info.built_at);
   services.ingest.onSummary((s) => {
     if (s.accepted > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'accepted' }, s.accepted);
     if (s.rejected > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'rejected' }, s.rejected);
@@ -152,7 +208,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
 
   let simulator: Simulator | undefined;
   if (deps.simulate && config.simulatorRate > 0) {
-    simulator = new Simulator(services.ingest, simulatorDeps(() => dataset, mulberry32(Date.now() >>> 0)), clock, config.simulatorRate, logger);
+    simulator = new Simulator(services.ingest, simulatorDeps(() => lookupData.dataset, mulberry32(Date.now() >>> 0)), clock, config.simulatorRate, logger);
     const empty = (await Promise.all(FEED_LIST.map((f) => stores.feedLog.hours(f.id)))).every((h) => h.length === 0);
     if (empty) logger.info({ records: await simulator.backfill(clock.now()) }, 'simulator backfilled the last 48 hours');
     simulator.start();
@@ -215,6 +271,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     domainAggregates,
     intel,
     refreshLists: async () => void (await Promise.all(watchers.map((w) => w.refresh()))),
+    lookupData,
+    reloadDataset: async () => datasetWatcher?.refresh(),
     simulator,
     exportScheduler,
     // Once: a second SIGTERM, or a test closing an app it already closed, waits for the first close.
@@ -222,6 +280,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       (closed ??= (async () => {
         await simulator?.stop();
         for (const w of watchers) await w.stop();
+        await datasetWatcher?.stop();
         intel?.close();
         await exportScheduler?.stop();
         writer?.close();

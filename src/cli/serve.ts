@@ -24,7 +24,7 @@ export function registerServe(program: Command): void {
         const token = operatorToken(config, true);
         const app = await buildApp(
           { ...config, operatorToken: token, signingKeys: signingKeys(config) },
-          { dataset, defaultMetrics: true, simulate: Boolean(o.demo), exportJobs: config.exportJobs },
+          { dataset, datasetFile: config.datasetFile, defaultMetrics: true, simulate: Boolean(o.demo), exportJobs: config.exportJobs },
         );
         const address = await app.http.listen({ port: config.httpPort, host: config.host });
         const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(app.http.server.address() as { port: number }).port}`;
@@ -50,6 +50,11 @@ export function registerServe(program: Command): void {
             force.unref();
             app.close().then(resolve, resolve);
           };
+          // A rebuilt dataset is noticed within seconds anyway; SIGHUP asks for the check now.
+          process.on('SIGHUP', () => {
+            out.info('SIGHUP: checking the IP dataset file for a rebuild');
+            void app.reloadDataset();
+          });
           process.once('SIGTERM', () => stop('SIGTERM'));
           process.once('SIGINT', () => stop('SIGINT'));
         });

@@ -1,6 +1,7 @@
 import { Metadata, status, type handleUnaryCall } from '@grpc/grpc-js';
 import { isPromise, type MaybePromise } from '../lib/maybe-promise.ts';
 import type { Caller } from '../modules/accounts/account-service.ts';
+import type { Billed } from '../modules/lookup/lookup-service.ts';
 import type { OperationGuard } from '../operation-guard.ts';
 import type { Operation } from '../operations.ts';
 import type { Metrics } from '../http/metrics.ts';
@@ -26,7 +27,8 @@ export interface CallContext {
 /** A handler's answer; `billed` adds the `x-credits-remaining` trailer and counts the charge. */
 export interface Outcome<Res> {
   value: Res;
-  billed?: { creditsRemaining: number; charged: number };
+  /** Billing of the call (x-credits-remaining) and, for IP lookups, the data version (x-data-version), both trailing metadata. */
+  billed?: { creditsRemaining: number; charged: number; dataVersion?: string };
 }
 
 /**
@@ -66,6 +68,7 @@ export function unary<Req, Res>(
         const trailer = rateMetadata(new Metadata(), admission.rate);
         if (o.billed) {
           trailer.set('x-credits-remaining', String(o.billed.creditsRemaining));
+          if (o.billed.dataVersion !== undefined) trailer.set('x-data-version', o.billed.dataVersion);
           ctx.metrics.charge(op.id, o.billed.charged);
         }
         callback(null, o.value, trailer);
@@ -83,7 +86,7 @@ export function unary<Req, Res>(
 }
 
 /** A billed module result as an Outcome, mapping its value to the proto message (sync stays sync). */
-export function billedOutcome<T, R>(billed: MaybePromise<{ value: T; creditsRemaining: number; charged: number }>, map: (v: T) => R): MaybePromise<Outcome<R>> {
-  const to = (b: { value: T; creditsRemaining: number; charged: number }): Outcome<R> => ({ value: map(b.value), billed: { creditsRemaining: b.creditsRemaining, charged: b.charged } });
+export function billedOutcome<T, R>(billed: MaybePromise<Billed<T>>, map: (v: T) => R): MaybePromise<Outcome<R>> {
+  const to = (b: Billed<T>): Outcome<R> => ({ value: map(b.value), billed: { creditsRemaining: b.creditsRemaining, charged: b.charged, dataVersion: b.dataVersion } });
   return isPromise(billed) ? billed.then(to) : to(billed);
 }

@@ -131,6 +131,8 @@ export class Metrics {
     labelNames: ['kind', 'outcome'] as const,
     registers: [this.registry],
   });
+  readonly datasetSwaps = new Counter({ name: 'umbra_dataset_reloads_total', help: 'IP dataset files noticed after a rebuild, by outcome (swapped in, or refused and the previous one kept)', labelNames: ['outcome'] as const, registers: [this.registry] });
+  readonly datasetBuiltAt = new Gauge({ name: 'umbra_dataset_built_timestamp_seconds', help: 'Build time of the IP dataset lookups answer from', registers: [this.registry] });
   readonly exportLastJob = new Gauge({ name: 'umbra_export_last_job_timestamp_seconds', help: 'Unix time the last export job finished', registers: [this.registry] });
   /** Set by the app: counts snapshots at scrape time. */
   snapshotCounter: (() => Promise<Array<{ feed: string; kind: string; count: number }>>) | undefined;

@@ -61,7 +61,9 @@ export function billedReply<T>(metrics: Metrics, op: Operation, billed: MaybePro
 
 function billedAnswer<T>(metrics: Metrics, op: Operation, billed: Billed<T>): OperationReply<T> {
   metrics.charge(op.id, billed.charged);
-  return { status: 200, headers: { 'x-credits-remaining': billed.creditsRemaining }, body: billed.value };
+  const headers: Record<string, string | number> = { 'x-credits-remaining': billed.creditsRemaining };
+  if (billed.dataVersion !== undefined) headers['x-data-version'] = billed.dataVersion;
+  return { status: 200, headers, body: billed.value };
 }
 
 /** Sets X-Credits-Remaining and counts the charge; returns the body (at once when billed is a value). */

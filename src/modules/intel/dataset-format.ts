@@ -67,19 +67,33 @@ export function encodeDataset(info: DatasetInfo, strings: string[], sections: Se
 export class DatasetFormatError extends Error {}
 
 export function decodeDataset(buf: Buffer, file: string): { header: DatasetHeader; sections: Sections } {
+  const header = decodeHeader(buf, file);
+  // Typed-array views need 4-byte-aligned offsets into the underlying ArrayBuffer.
+  const base = buf.byteOffset % 4 === 0 ? buf : Buffer.from(buf);
+  return { header, sections: sectionViews(base, header.sections, file) };
+}
+
+/** The header alone (the first bytes of the file are enough: `umbra data status` reads no more). */
+export function decodeHeader(buf: Buffer, file: string): DatasetHeader {
   if (buf.length < 16 || !buf.subarray(0, 8).equals(MAGIC)) throw new DatasetFormatError(`${file} is not an umbra IP dataset (bad magic); rebuild it with 'umbra data build'`);
   const len = buf.readUInt32LE(8);
   if (16 + len > buf.length) throw new DatasetFormatError(`${file} is truncated (header); rebuild it with 'umbra data build'`);
   const header = JSON.parse(buf.subarray(16, 16 + len).toString('utf8')) as DatasetHeader;
   if (header.format !== FORMAT_VERSION) throw new DatasetFormatError(`${file} has format ${header.format}, this umbra reads ${FORMAT_VERSION}; rebuild it with 'umbra data build'`);
-  // Typed-array views need 4-byte-aligned offsets into the underlying ArrayBuffer.
-  const base = buf.byteOffset % 4 === 0 ? buf : Buffer.from(buf);
+  return header;
+}
+
+/** Bytes of the fixed prefix before the JSON header: magic and header length. */
+export const PREFIX_BYTES = 16;
+
+/** Typed-array views over the file's bytes (a 4-byte-aligned buffer), checked against its length. */
+export function sectionViews(base: Uint8Array, table: DatasetHeader['sections'], file: string): Sections {
   const sections = {} as Sections;
   for (const name of SECTIONS) {
-    const [offset, count] = header.sections[name];
+    const [offset, count] = table[name];
     if (offset + count * 4 > base.length) throw new DatasetFormatError(`${file} is truncated (section ${name}); rebuild it with 'umbra data build'`);
     const Ctor = name === 'locRecords' ? Int32Array : Uint32Array;
     sections[name] = new Ctor(base.buffer as ArrayBuffer, base.byteOffset + offset, count);
   }
-  return { header, sections };
+  return sections;
 }

@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type DatasetInfo, type IpDataset, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/intel-source.ts';
 import type { ParsedIp } from '../lookup/ip-address.ts';
-import { decodeDataset, LOC_WORDS, NET_WORDS, NO_COORD, type Sections } from './dataset-format.ts';
+import { decodeDataset, decodeHeader, LOC_WORDS, NET_WORDS, NO_COORD, PREFIX_BYTES, sectionViews, type DatasetHeader, type Sections } from './dataset-format.ts';
 import { blockIndex4, find6Indexed, findSegment4, SPLIT, topIndex } from './range-table.ts';
 
 /**
@@ -31,16 +32,18 @@ class LoadedDataset implements IpDataset {
     readonly info: DatasetInfo,
     private readonly strings: string[],
     private readonly s: Sections,
+    /** The lookup indexes when a worker already derived them (loadDatasetAsync). */
+    prepared?: PreparedIndexes,
   ) {
     this.nets = new Array(s.netRecords.length / NET_WORDS);
     this.locs = new Array(s.locRecords.length / LOC_WORDS);
     this.pairs = s.pairs as Uint32Array;
     this.v4Starts = s.v4Starts as Uint32Array;
     this.v4Segs = s.v4Segs as Uint32Array;
-    this.v4Direct = blockIndex4({ starts: this.v4Starts, segs: this.v4Segs }, this.pairs);
+    this.v4Direct = prepared?.direct ?? blockIndex4({ starts: this.v4Starts, segs: this.v4Segs }, this.pairs);
     this.v6Starts = s.v6Starts as Uint32Array;
     this.v6Segs = s.v6Segs as Uint32Array;
-    this.v6Top = topIndex(this.v6Starts, 4);
+    this.v6Top = prepared?.top ?? topIndex(this.v6Starts, 4);
     // Seed the memos with the real answers for 0.0.0.0 and ::, so they need no validity flag.
     this.last4[0] = 1;
     this.seek4(0);
@@ -124,8 +127,69 @@ class LoadedDataset implements IpDataset {
   }
 }
 
+/** The derived lookup indexes, the costly part of a load (a 128 MiB table for IPv4). */
+export interface PreparedIndexes {
+  direct: Int32Array;
+  top: Uint32Array;
+}
+
+export function prepareIndexes(s: Sections): PreparedIndexes {
+  return { direct: blockIndex4({ starts: s.v4Starts as Uint32Array, segs: s.v4Segs as Uint32Array }, s.pairs as Uint32Array), top: topIndex(s.v6Starts as Uint32Array, 4) };
+}
+
 /** Loads ip-dataset.bin; refuses a file that is not one, is of another format version, or is truncated. */
 export function loadDataset(file: string): IpDataset {
   const { header, sections } = decodeDataset(readFileSync(file), file);
   return new LoadedDataset(header.info, header.strings, sections);
+}
+
+/** What the loading worker sends back: the file's bytes and the derived indexes (transferred, not copied). */
+export interface WorkerLoaded {
+  header: DatasetHeader;
+  bytes: ArrayBuffer;
+  direct: Int32Array;
+  top: Uint32Array;
+}
+
+/**
+ * Loads the dataset in a worker thread: reading 150 MB, checking it and deriving the indexes (about
+ * half a second of CPU) happen off the event loop, so a server swapping in a rebuilt dataset keeps
+ * answering at full speed; the main thread only wraps the transferred buffers.
+ */
+export function loadDatasetAsync(file: string): Promise<IpDataset> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./dataset-worker.mjs', import.meta.url), { workerData: { file } });
+    let settled = false;
+    worker.once('message', (m: WorkerLoaded) => {
+      settled = true;
+      try {
+        const sections = sectionViews(new Uint8Array(m.bytes), m.header.sections, file);
+        resolve(new LoadedDataset(m.header.info, m.header.strings, sections, { direct: m.direct, top: m.top }));
+      } catch (e) {
+        reject(e as Error);
+      }
+    });
+    worker.once('error', (e) => {
+      settled = true;
+      reject(e);
+    });
+    worker.once('exit', (code) => {
+      if (!settled) reject(new Error(`dataset loader exited with code ${code} before answering`));
+    });
+  });
+}
+
+/** The header of a dataset file (build time, sources, counts) without reading its tables. */
+export function readDatasetHeader(file: string): DatasetHeader {
+  const fd = openSync(file, 'r');
+  try {
+    const prefix = Buffer.alloc(PREFIX_BYTES);
+    readSync(fd, prefix, 0, PREFIX_BYTES, 0);
+    const len = prefix.length === PREFIX_BYTES ? prefix.readUInt32LE(8) : 0;
+    const buf = Buffer.alloc(PREFIX_BYTES + Math.min(len, 256 * 1024 * 1024));
+    const got = readSync(fd, buf, 0, buf.length, 0);
+    return decodeHeader(buf.subarray(0, got), file);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -4,7 +4,8 @@ import { isPromise, type MaybePromise } from '../../lib/maybe-promise.ts';
 import type { Caller } from '../accounts/account-service.ts';
 import type { CreditLedger, DebitResult } from '../credits/credit-ledger.ts';
 import { MAX_BATCH, planBatch } from './batch.ts';
-import type { IpDataset, LocationRecord, NetworkRecord } from './intel-source.ts';
+import type { LocationRecord, NetworkRecord } from './intel-source.ts';
+import type { LookupData, LookupView } from './lookup-data.ts';
 import { isExplaining, type Evidence, type Intelligence, type IntelligenceSource } from './intelligence.ts';
 import { parseIp, type ParsedIp } from './ip-address.ts';
 
@@ -19,30 +20,30 @@ export interface IpResult {
 
 export interface Billed<T> {
   value: T;
+  /** The data version the answer comes from (X-Data-Version), for operations that read the IP data. */
+  dataVersion?: string;
   /** Team balance after the charge (X-Credits-Remaining). */
   creditsRemaining: number;
   charged: number;
 }
 
-/** Source of the dataset in use; a getter so a rebuilt dataset can be swapped in while serving. */
-export type DatasetRef = () => IpDataset;
 
 /**
  * Charges a lookup atomically before doing it, and refunds it if the lookup then fails, so a failed
  * request is never charged and a request the balance cannot cover gets 402 with nothing charged.
  * Synchronous (returns or throws at once) when the ledger answers from memory.
  */
-export function charge<T>(ledger: CreditLedger, clock: Clock, orgId: string, cost: number, work: () => T): MaybePromise<Billed<T>> {
+export function charge<T>(ledger: CreditLedger, clock: Clock, orgId: string, cost: number, work: () => T, dataVersion?: string): MaybePromise<Billed<T>> {
   const debit = ledger.debit(orgId, cost, Math.floor(clock.now() / 1000));
-  return isPromise(debit) ? debit.then((d) => afterDebit(ledger, d, orgId, cost, work)) : afterDebit(ledger, debit, orgId, cost, work);
+  return isPromise(debit) ? debit.then((d) => afterDebit(ledger, d, orgId, cost, work, dataVersion)) : afterDebit(ledger, debit, orgId, cost, work, dataVersion);
 }
 
-function afterDebit<T>(ledger: CreditLedger, debit: DebitResult, orgId: string, cost: number, work: () => T): MaybePromise<Billed<T>> {
+function afterDebit<T>(ledger: CreditLedger, debit: DebitResult, orgId: string, cost: number, work: () => T, dataVersion: string | undefined): MaybePromise<Billed<T>> {
   if (!debit.ok) {
     throw new AppError('CREDITS_EXHAUSTED', `Lookup credits exhausted: this request costs ${cost} credit${cost === 1 ? '' : 's'} and the team balance is ${debit.balance}. Credits refill at the end of the billing period; see /account/me.`);
   }
   try {
-    return { value: work(), creditsRemaining: debit.balance, charged: cost };
+    return { value: work(), creditsRemaining: debit.balance, charged: cost, dataVersion };
   } catch (e) {
     return ledger.refund(orgId, cost).then(() => Promise.reject(e));
   }
@@ -50,25 +51,23 @@ function afterDebit<T>(ledger: CreditLedger, debit: DebitResult, orgId: string, 
 
 export class LookupService {
   constructor(
-    private readonly dataset: DatasetRef,
+    private readonly data: LookupData,
     private readonly intel: IntelligenceSource,
     private readonly ledger: CreditLedger,
     private readonly clock: Clock,
   ) {}
 
-  /** `orgId`: the caller's team, for its intelligence overlays. */
-  resolve(ip: ParsedIp, orgId?: string): IpResult {
-    const ds = this.dataset();
-    return { ip: ip.text, network: ds.network(ip), location: ds.location(ip), intelligence: this.intel.intelligence(ip, orgId) };
+  /** `orgId`: the caller's team, for its intelligence overlays. `view`: the data to answer from (one per request). */
+  resolve(ip: ParsedIp, orgId?: string, view: LookupView = this.data.view()): IpResult {
+    return { ip: ip.text, network: view.network(ip), location: view.dataset.location(ip), intelligence: this.intel.intelligence(ip, orgId) };
   }
 
   /** The result with its evidence; a source that cannot explain gives empty evidence. */
-  private explained(ip: ParsedIp, orgId: string): IpResult {
-    const ds = this.dataset();
+  private explained(ip: ParsedIp, orgId: string, view: LookupView): IpResult {
     const { intelligence, evidence } = isExplaining(this.intel)
       ? this.intel.explain(ip, orgId)
       : { intelligence: this.intel.intelligence(ip, orgId), evidence: undefined };
-    return { ip: ip.text, network: ds.network(ip), location: ds.location(ip), intelligence, evidence: evidence ?? emptyEvidence(intelligence.risk_score) };
+    return { ip: ip.text, network: view.network(ip), location: view.dataset.location(ip), intelligence, evidence: evidence ?? emptyEvidence(intelligence.risk_score) };
   }
 
   /** Synchronous on the in-memory ledger's fast path; throws AppError for a bad address. Explaining costs the same. */
@@ -76,7 +75,8 @@ export class LookupService {
     const ip = parseIp(input);
     if (!ip) throw AppError.field('ip_address', 'must be a single IPv4 or IPv6 address (no zone id, no CIDR)');
     const explain = options?.explain === true;
-    return charge(this.ledger, this.clock, caller.orgId, 1, () => (explain ? this.explained(ip, caller.orgId) : this.resolve(ip, caller.orgId)));
+    const view = this.data.view();
+    return charge(this.ledger, this.clock, caller.orgId, 1, () => (explain ? this.explained(ip, caller.orgId, view) : this.resolve(ip, caller.orgId, view)), view.version.header);
   }
 
   async lookupIps(caller: Caller, ips: unknown): Promise<Billed<{ results: IpResult[]; invalid: string[] }>> {
@@ -87,10 +87,15 @@ export class LookupService {
     if (ips.length > MAX_BATCH) throw AppError.field('ips', `must NOT have more than ${MAX_BATCH} items`);
     const plan = planBatch(ips as string[]);
     if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
-    return charge(this.ledger, this.clock, caller.orgId, plan.cost, () => ({
-      results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId)),
-      invalid: plan.invalid,
-    }));
+    const view = this.data.view();
+    return charge(
+      this.ledger,
+      this.clock,
+      caller.orgId,
+      plan.cost,
+      () => ({ results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId, view)), invalid: plan.invalid }),
+      view.version.header,
+    );
   }
 }
 

@@ -16,9 +16,16 @@ export class RevisionWatcher {
   constructor(
     private readonly what: string,
     private readonly currentRevision: () => Promise<string>,
-    private readonly load: () => Promise<object>,
+    /** Loads what changed and returns a summary to log; `null` when it refused the new revision (and said why). */
+    private readonly load: () => Promise<object | null>,
     private readonly logger: WatcherLogger,
   ) {}
+
+  /** Records the revision of what is already loaded, so the next refresh loads only after a change. */
+  async assume(revision: string): Promise<void> {
+    await this.running;
+    this.revision = revision;
+  }
 
   /** Reloads when the revision moved; resolves when the reload is done. */
   refresh(): Promise<void> {
@@ -28,7 +35,7 @@ export class RevisionWatcher {
         if (revision === this.revision) return;
         const summary = await this.load();
         this.revision = revision;
-        this.logger.info(summary, `${this.what} loaded`);
+        if (summary) this.logger.info(summary, `${this.what} loaded`);
       })
       .catch((e: Error) => this.logger.warn({ err: e.message }, `${this.what} not reloaded; retrying at the next poll`));
     return this.running;

@@ -1,0 +1,19 @@
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { PREFIX_BYTES } from '../../src/modules/intel/dataset-format.ts';
+
+/**
+ * Writes a copy of a dataset file whose header says another build time (same tables), renamed into
+ * place as `umbra data build` does, so a watching server sees a new file with a new data version.
+ */
+export function restampDataset(src: string, dst: string, builtAt: number): void {
+  const buf = readFileSync(src);
+  const len = buf.readUInt32LE(8);
+  const header = JSON.parse(buf.subarray(PREFIX_BYTES, PREFIX_BYTES + len).toString('utf8'));
+  header.info.built_at = builtAt;
+  const text = Buffer.from(JSON.stringify(header));
+  if (text.length > len) throw new Error('restamped header does not fit');
+  text.copy(buf, PREFIX_BYTES);
+  buf.fill(0x20, PREFIX_BYTES + text.length, PREFIX_BYTES + len);
+  writeFileSync(`${dst}.tmp`, buf);
+  renameSync(`${dst}.tmp`, dst);
+}
