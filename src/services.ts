@@ -6,6 +6,7 @@ import type { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
 import type { IngestService } from './modules/feeds/ingest-service.ts';
 import type { StreamService } from './modules/feeds/stream-service.ts';
 import type { ExportService } from './modules/exports/export-service.ts';
+import type { DataStatus } from './modules/intel/data-status.ts';
 
 export interface ExportsHealth {
   /** Snapshots that exist now, all feeds. */
@@ -31,4 +32,6 @@ export interface Services {
   streams: StreamService;
   exports: ExportService;
   health(): Promise<HealthReport>;
+  /** The data lookups answer from now: versions and counts (operators only). */
+  dataStatus(): Promise<DataStatus>;
 }

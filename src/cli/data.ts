@@ -1,4 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
+import { DATA_STATUS_PATH } from '../http/routes/data-status.ts';
+import { FEED_IDS } from '../modules/feeds/feed-catalog.ts';
+import { dataStatus, type DataStatus } from '../modules/intel/data-status.ts';
+import { createStores } from '../storage/index.ts';
+import { operatorToken } from './local-secrets.ts';
+import { localServer } from './local-server.ts';
+import { UsageError } from './output.ts';
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import type { DatasetInfo } from '../modules/lookup/intel-source.ts';
@@ -42,5 +49,68 @@ export function registerData(program: Command): void {
         out.result({ file: c.datasetFile, built: true, info }, () => `dataset: ${c.datasetFile}\n${JSON.stringify(info.counts)}`);
       }),
     );
+  data
+    .command('status')
+    .description('versions and counts of the data lookups answer from: the IP dataset, imported lists, overlays, feed log; and what the running server has loaded')
+    .option('--server <url>', 'ask this umbra server (default: the local server when it runs)')
+    .action(
+      action(async (out, config, o: { server?: string }) => {
+        const c = config();
+        if (!existsSync(c.datasetFile)) throw new UsageError(`no IP dataset at ${c.datasetFile}; build it with 'umbra data build'`);
+        const { readDatasetHeader } = await import('../modules/intel/ip-dataset.ts');
+        const header = readDatasetHeader(c.datasetFile);
+        const stores = createStores(c);
+        let status: DataStatus;
+        try {
+          status = await dataStatus({ ...header.info, file: c.datasetFile, bytes: statSync(c.datasetFile).size }, stores, FEED_IDS);
+        } finally {
+          await stores.close();
+        }
+        const base = o.server ?? (await localServer(c));
+        const server = base ? await serverStatus(base, c) : undefined;
+        const result = { ...status, server: server ?? null };
+        out.result(result, () => statusText(status, base, server));
+      }),
+    );
   registerListVerbs(data);
+}
+
+type ServerStatus = { url: string; data_version: string; intelligence?: { addresses: number } } | { url: string; error: string };
+
+/** What the running server answers from (operator token), or why it could not say. */
+async function serverStatus(base: string, config: Config): Promise<ServerStatus> {
+  const token = operatorToken(config, false);
+  if (!token) return { url: base, error: `no operator token (set UMBRA_OPERATOR_TOKEN or run on the server's data dir)` };
+  try {
+    const res = await fetch(`${base}${DATA_STATUS_PATH}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
+    const body = (await res.json()) as DataStatus & { detail?: string };
+    if (res.status !== 200) return { url: base, error: `answered ${res.status}: ${body.detail ?? ''}` };
+    return { url: base, data_version: body.data_version, intelligence: body.intelligence };
+  } catch (e) {
+    return { url: base, error: (e as Error).message };
+  }
+}
+
+function statusText(s: DataStatus, base: string | undefined, server: ServerStatus | undefined): string {
+  const d = s.dataset;
+  const when = (t: number) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
+  const lines = [
+    `data version   ${s.data_version}`,
+    `IP dataset     ${d.file} (${((d.bytes ?? 0) / 1e6).toFixed(1)} MB), built ${when(d.built_at)}`,
+    `  sources      ${Object.entries(d.sources).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `  ranges       network ${d.counts.v4_network_ranges} IPv4 + ${d.counts.v6_network_ranges} IPv6, location ${d.counts.v4_location_ranges} IPv4 + ${d.counts.v6_location_ranges} IPv6`,
+    `lists          ${s.lists.length}${s.lists.length ? '' : ' (import with umbra data import-list KIND FILE)'}`,
+    ...s.lists.map((l) => `  ${l.kind.padEnd(18)} ${l.provider.padEnd(20)} ${String(l.cidrs).padStart(7)} ranges  version ${l.version}  imported ${when(l.imported_at)}  (${l.format})`),
+    `overlays       ${s.overlays.entries} entries for ${s.overlays.teams} teams`,
+    `feed log       (hours stored, oldest and newest)`,
+    ...s.feeds.map((f) => `  ${f.feed.padEnd(18)} ${String(f.hours).padStart(5)}  ${f.oldest_hour ?? '-'} .. ${f.newest_hour ?? '-'}`),
+  ];
+  if (!base) lines.push('server         not running on this data dir');
+  else if (server && 'error' in server) lines.push(`server         ${server.url}: ${server.error}`);
+  else if (server) {
+    const same = server.data_version === s.data_version;
+    lines.push(`server         ${server.url} answers from ${same ? 'this version' : `${server.data_version} (the files above are newer: the server swaps them in within seconds)`}`);
+    if (server.intelligence) lines.push(`  intelligence ${server.intelligence.addresses} addresses with feed observations in the 90-day window`);
+  }
+  return lines.join('\n');
 }

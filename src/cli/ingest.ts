@@ -14,6 +14,7 @@ import { FileFeedLog } from '../storage/embedded/file-feed-log.ts';
 import { MemoryFeedBus } from '../storage/embedded/memory-feed-bus.ts';
 import { action } from './context.ts';
 import { operatorToken } from './local-secrets.ts';
+import { localServer } from './local-server.ts';
 import { EXIT, UsageError, type Output } from './output.ts';
 import { createProgress } from './progress.ts';
 
@@ -71,18 +72,6 @@ export function registerIngest(program: Command): void {
         return summary.accepted > 0 ? EXIT.PARTIAL : EXIT.FAILED;
       }),
     );
-}
-
-/** The server on this data dir's configured port, if it answers its health probe. */
-async function localServer(config: Config): Promise<string | undefined> {
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  const base = `http://${host.includes(':') ? `[${host}]` : host}:${config.httpPort}`;
-  try {
-    const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) });
-    return res.status === 200 || res.status === 503 ? base : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 async function local(config: Config, feed: FeedDef, format: string, input: Readable): Promise<IngestSummary> {

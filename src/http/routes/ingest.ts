@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { AppError } from '../../errors.ts';
@@ -6,10 +5,9 @@ import { findFeed } from '../../modules/feeds/feed-catalog.ts';
 import { csvItems } from '../../modules/feeds/csv-items.ts';
 import { ndjsonFromBytes } from '../../modules/feeds/line-splitter.ts';
 import type { Services } from '../../services.ts';
+import { operatorAuth } from '../operator-auth.ts';
 
 export const INGEST_PATH = '/internal/v1/ingest';
-
-const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /**
  * POST /internal/v1/ingest/{feed}: operator ingestion for sensors that push. Authenticated by the
@@ -17,16 +15,13 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
  * its size is bounded by the per-line limit, not held in memory.
  */
 export async function registerIngest(app: FastifyInstance, s: Services, operatorToken: string | undefined): Promise<void> {
-  const expected = operatorToken === undefined ? undefined : digest(operatorToken);
+  const authorize = operatorAuth(operatorToken, 'Operator ingestion');
   await app.register(async (scope) => {
     // Scoped to this route: /api/v4 routes keep answering 415 to these media types.
     const passStream = (_req: FastifyRequest, payload: Readable, done: (e: Error | null, body?: unknown) => void) => done(null, payload);
     scope.addContentTypeParser(['application/x-ndjson', 'application/jsonl', 'text/csv'], passStream);
     scope.post(`${INGEST_PATH}/*`, { schema: { hide: true } as never }, async (req, reply) => {
-      const header = req.headers.authorization;
-      const given = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : undefined;
-      if (!expected) throw new AppError('UNAVAILABLE', 'Operator ingestion is not configured: set UMBRA_OPERATOR_TOKEN.');
-      if (!given || !timingSafeEqual(digest(given), expected)) throw new AppError('UNAUTHENTICATED', 'Operator ingestion needs "Authorization: Bearer <operator token>".');
+      authorize(req);
       const name = (req.params as { '*': string })['*'];
       const feed = findFeed(name);
       if (!feed) throw AppError.field('feed', `unknown feed '${name.slice(0, 64)}'; use a feed id such as proxies or honeypot_http`);

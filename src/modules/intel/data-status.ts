@@ -1,0 +1,44 @@
+import type { FeedId } from '../feeds/feed-catalog.ts';
+import type { FeedLog } from '../feeds/feed-log.ts';
+import type { DatasetInfo } from '../lookup/intel-source.ts';
+import { dataVersion } from './data-version.ts';
+import type { IntelList } from './lists/intel-list.ts';
+import type { Overlay } from './overlays/overlay-store.ts';
+
+/** `umbra data status` and the operator endpoint: what the lookups' data is made of, with versions and counts. */
+export interface DataStatus {
+  /** The X-Data-Version value lookups carry. */
+  data_version: string;
+  dataset: DatasetInfo & { file?: string; bytes?: number };
+  lists: Array<Omit<IntelList, 'cidrs'> & { cidrs: number }>;
+  overlays: { teams: number; entries: number };
+  feeds: Array<{ feed: FeedId; hours: number; oldest_hour: string | null; newest_hour: string | null }>;
+  /** Only from a running server: the live index built from the feeds. */
+  intelligence?: { addresses: number };
+}
+
+const hourText = (ms: number) => new Date(ms).toISOString().slice(0, 13) + ':00Z';
+
+/** Composes the status from the dataset's header and the stores (lists, overlays, feed log hours). */
+export async function dataStatus(
+  dataset: DatasetInfo & { file?: string; bytes?: number },
+  stores: { lists: { all(): Promise<IntelList[]> }; overlays: { all(): Promise<Overlay[]> }; feedLog: Pick<FeedLog, 'hours'> },
+  feeds: readonly FeedId[],
+): Promise<DataStatus> {
+  const [lists, overlays] = await Promise.all([stores.lists.all(), stores.overlays.all()]);
+  const feedHours = await Promise.all(
+    feeds.map(async (feed) => {
+      const hours = await stores.feedLog.hours(feed);
+      return { feed, hours: hours.length, oldest_hour: hours.length ? hourText(hours[0]!) : null, newest_hour: hours.length ? hourText(hours[hours.length - 1]!) : null };
+    }),
+  );
+  return {
+    data_version: dataVersion(dataset, lists).header,
+    dataset,
+    lists: lists
+      .map(({ cidrs, ...l }) => ({ ...l, cidrs: cidrs.length }))
+      .sort((a, b) => a.kind.localeCompare(b.kind) || a.provider.localeCompare(b.provider)),
+    overlays: { teams: new Set(overlays.map((o) => o.org_id)).size, entries: overlays.length },
+    feeds: feedHours,
+  };
+}
