@@ -1,7 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { MethodDefinition } from '@grpc/proto-loader';
 import { FEEDS } from '../modules/feeds/feed-catalog.ts';
-import { feedRecordToProto, toStruct, toTimestamp, toValue } from './mappers.ts';
+import type { Evidence } from '../modules/lookup/intelligence.ts';
+import type { IpResult } from '../modules/lookup/lookup-service.ts';
+import { evidenceSourceToProto, feedRecordToProto, ipResultToProto, toStruct, toTimestamp, toValue } from './mappers.ts';
+import { packageDefinition, protoRoot, SERVICE_NAME } from './proto.ts';
 
 describe(toTimestamp.name, () => {
   it('should denote the same instant: seconds as they are, milliseconds split into seconds and nanos', () => {
@@ -30,5 +34,64 @@ describe(feedRecordToProto.name, () => {
     assert.deepEqual(out.meta, { pool_id: { string_value: 'eu' } });
     assert.equal(out.details, undefined);
     assert.equal(out.domain, 'x.test');
+  });
+});
+
+const S = 1_795_000_000;
+const feedSource = { source: 'feed', feed: 'honeypot_http', first_seen: S - 3600, last_seen: S, count: 2 } as const;
+const listSource = { source: 'list', kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', format: 'tor-bulk-exit-list', imported_at: S - 60, first_seen: S - 60, last_seen: S - 60, count: 1 } as const;
+const overlaySource = { source: 'overlay', action: 'deny', cidr: '185.220.101.0/24', created_at: S - 10 } as const;
+
+describe(evidenceSourceToProto.name, () => {
+  it('should turn exactly the instants each kind of source has into Timestamps, leaving the members it lacks unset', () => {
+    assert.deepEqual(evidenceSourceToProto(feedSource), { ...feedSource, first_seen: { seconds: S - 3600, nanos: 0 }, last_seen: { seconds: S, nanos: 0 } });
+    assert.deepEqual(evidenceSourceToProto(listSource), {
+      ...listSource,
+      imported_at: { seconds: S - 60, nanos: 0 },
+      first_seen: { seconds: S - 60, nanos: 0 },
+      last_seen: { seconds: S - 60, nanos: 0 },
+    });
+    assert.deepEqual(evidenceSourceToProto(overlaySource), { ...overlaySource, created_at: { seconds: S - 10, nanos: 0 } });
+  });
+});
+
+describe(ipResultToProto.name, () => {
+  const serialize = (packageDefinition()[SERVICE_NAME] as Record<string, MethodDefinition<unknown, unknown>>).LookupIP!.responseSerialize;
+  const IPLookupResult = protoRoot().lookupType('example.v1.IPLookupResult');
+  /** Through the server's own serializer, decoded as a client would (unset members absent). */
+  const wire = (r: IpResult) => IPLookupResult.toObject(IPLookupResult.decode(serialize(ipResultToProto(r))), { longs: Number }) as Record<string, any>;
+  const base: IpResult = {
+    ip: '185.220.101.1',
+    network: { asn: 4294967294, isp: 'Tor', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null },
+    location: { country: 'DE', state: '', city: '', timezone: 'Europe/Berlin', latitude: null, longitude: null, geo_hash: '' },
+    intelligence: { risk_score: 98, behavior: ['MALICIOUS_TRAFFIC'], categories: ['TOR_NODE'], devices: [{ os: 'WINDOWS', version: '10', last_seen: S }], providers: [{ provider: 'TOR', type: 'TOR_NODE', last_seen: S - 60 }] },
+  };
+  const evidence: Evidence = {
+    categories: [{ category: 'TOR_NODE', sources: [listSource, overlaySource] }],
+    providers: [{ provider: 'TOR', type: 'TOR_NODE', sources: [listSource] }],
+    behavior: [{ behavior: 'MALICIOUS_TRAFFIC', sources: [feedSource] }],
+    devices: [{ os: 'WINDOWS', version: '10', sources: [feedSource] }],
+    risk: { score: 98, category: { value: 60, from: 'TOR_NODE' }, behavior: { value: 80, from: null }, volume: { value: 3.49, observations: 4 }, benign_cap: false },
+  };
+
+  it('should leave evidence unset when the lookup did not explain', () => {
+    const out = wire(base);
+    assert.equal(out.evidence, undefined);
+    assert.deepEqual(out.intelligence.devices, [{ os: 'WINDOWS', version: '10', last_seen: { seconds: S, nanos: 0 } }]);
+  });
+
+  it('should send the evidence whole: every source kind, instants as the same seconds, a null `from` unset', () => {
+    const ts = (seconds: number) => ({ seconds, nanos: 0 });
+    const feed = { source: 'feed', feed: 'honeypot_http', first_seen: ts(S - 3600), last_seen: ts(S), count: 2 };
+    const list = { source: 'list', kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', format: 'tor-bulk-exit-list', imported_at: ts(S - 60), first_seen: ts(S - 60), last_seen: ts(S - 60), count: 1 };
+    const overlay = { source: 'overlay', action: 'deny', cidr: '185.220.101.0/24', created_at: ts(S - 10) };
+    assert.deepEqual(wire({ ...base, evidence }).evidence, {
+      categories: [{ category: 'TOR_NODE', sources: [list, overlay] }],
+      providers: [{ provider: 'TOR', type: 'TOR_NODE', sources: [list] }],
+      behavior: [{ behavior: 'MALICIOUS_TRAFFIC', sources: [feed] }],
+      devices: [{ os: 'WINDOWS', version: '10', sources: [feed] }],
+      risk: { score: 98, category: { value: 60, from: 'TOR_NODE' }, behavior: { value: 80 }, volume: { value: 3.49, observations: 4 }, benign_cap: false },
+    });
+    assert.equal(wire({ ...base, evidence: { ...evidence, risk: { ...evidence.risk, score: 5, benign_cap: true } } }).evidence.risk.benign_cap, true);
   });
 });

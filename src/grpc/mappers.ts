@@ -2,6 +2,7 @@ import type { AccountInfo } from '../modules/accounts/account-service.ts';
 import type { DomainResult } from '../modules/domains/domain-service.ts';
 import type { ExportList, ExportMeta } from '../modules/exports/export-service.ts';
 import type { FeedDef } from '../modules/feeds/feed-catalog.ts';
+import type { Evidence, EvidenceSource } from '../modules/lookup/intelligence.ts';
 import type { IpResult } from '../modules/lookup/lookup-service.ts';
 
 /**
@@ -53,6 +54,32 @@ export function ipResultToProto(r: IpResult): Record<string, unknown> {
       devices: intel.devices.map((d) => ({ ...d, last_seen: toTimestamp(d.last_seen) })),
       providers: intel.providers.map((p) => ({ ...p, last_seen: toTimestamp(p.last_seen) })),
     },
+    evidence: r.evidence && evidenceToProto(r.evidence),
+  };
+}
+
+/** The instants an evidence source may carry (Unix seconds); which ones depends on its `source`. */
+const SOURCE_INSTANTS = ['imported_at', 'created_at', 'first_seen', 'last_seen'] as const;
+
+/** One EvidenceSource: the members its kind has, instants as Timestamps; the others stay unset. */
+export function evidenceSourceToProto(s: EvidenceSource): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...s };
+  for (const k of SOURCE_INSTANTS) {
+    const v = (s as Partial<Record<(typeof SOURCE_INSTANTS)[number], number>>)[k];
+    if (v !== undefined) out[k] = toTimestamp(v);
+  }
+  return out;
+}
+
+/** `explain=true` evidence as the Evidence message; a risk part's null `from` becomes an unset field. */
+export function evidenceToProto(e: Evidence): Record<string, unknown> {
+  const withSources = <T extends { sources: EvidenceSource[] }>(x: T) => ({ ...x, sources: x.sources.map(evidenceSourceToProto) });
+  return {
+    categories: e.categories.map(withSources),
+    providers: e.providers.map(withSources),
+    behavior: e.behavior.map(withSources),
+    devices: e.devices.map(withSources),
+    risk: e.risk,
   };
 }
 

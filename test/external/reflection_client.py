@@ -6,7 +6,7 @@ builds every message class from the FileDescriptorProtos the server returns, and
 dynamically. Debian's grpcio ships no reflection client (grpc_reflection), so the reflection messages
 themselves are declared here from descriptor_pb2, as the public reflection.proto defines them.
 
-Usage: reflection_client.py HOST:PORT API_KEY   -> one JSON object on stdout
+Usage: reflection_client.py HOST:PORT API_KEY [EXPLAIN_IP]   -> one JSON object on stdout
 """
 import json
 import sys
@@ -111,6 +111,7 @@ def load_into(pool, files):
 
 def main():
     target, key = sys.argv[1], sys.argv[2]
+    explain_ip = sys.argv[3] if len(sys.argv) > 3 else "8.8.8.8"
     out = {}
     with grpc.insecure_channel(target) as channel:
         for package in ("grpc.reflection.v1", "grpc.reflection.v1alpha"):
@@ -142,6 +143,7 @@ def main():
         auth = [("x-api-key", key)]
         out["GetAccountInfo"] = call("GetAccountInfo", {}, auth)
         out["LookupIP"] = call("LookupIP", {"ip_address": "8.8.8.8"}, auth)
+        out["LookupIPExplained"] = call("LookupIP", {"ip_address": explain_ip, "explain": True}, auth)
         out["LookupIPs"] = call("LookupIPs", {"ips": ["8.8.8.8", "1.1.1.1", "bogus"]}, auth)
         out["unauthenticated"] = call("GetAccountInfo", {}, [])
     json.dump(out, sys.stdout)

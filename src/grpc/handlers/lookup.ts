@@ -3,9 +3,11 @@ import type { Services } from '../../services.ts';
 import { domainToProto, ipResultToProto } from '../mappers.ts';
 import { billedOutcome, unary, type CallContext } from '../unary.ts';
 
-/** LookupIP ↔ GET /lookup/ip/{ip_address}: the same module call, billed the same way. */
+/** LookupIP ↔ GET /lookup/ip/{ip_address}?explain=: the same module call, billed the same way. */
 export const lookupIp = (ctx: CallContext, s: Services) =>
-  unary<{ ip_address?: string }, unknown>(ctx, () => OPERATIONS.lookupIp, (caller, req) => billedOutcome(s.lookup.lookupIp(caller, req.ip_address ?? ''), ipResultToProto));
+  unary<{ ip_address?: string; explain?: boolean }, unknown>(ctx, () => OPERATIONS.lookupIp, (caller, req) =>
+    billedOutcome(s.lookup.lookupIp(caller, req.ip_address ?? '', { explain: req.explain === true }), ipResultToProto),
+  );
 
 /** LookupIPs ↔ POST /lookup/ips. */
 export const lookupIps = (ctx: CallContext, s: Services) =>

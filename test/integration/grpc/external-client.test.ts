@@ -2,8 +2,22 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
 import { buildTestApp } from '../../helpers/build-test-app.ts';
+import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { dropNulls } from '../../helpers/grpc-client.ts';
+
+const INSTANTS = new Set(['first_seen', 'last_seen', 'imported_at', 'created_at']);
+const UINT64 = new Set(['count', 'observations']);
+
+/** HTTP JSON as protojson prints the mirrored message: instants (Unix s) as RFC 3339, uint64 as strings. */
+function asProtojson(v: unknown, key?: string): unknown {
+  if (Array.isArray(v)) return v.map((x) => asProtojson(x));
+  if (typeof v === 'number' && key && INSTANTS.has(key)) return new Date(v * 1000).toISOString().replace('.000Z', 'Z');
+  if (typeof v === 'number' && key && UINT64.has(key)) return String(v);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, asProtojson(x, k)]));
+}
 
 const SCRIPT = fileURLToPath(new URL('../../external/reflection_client.py', import.meta.url));
 
@@ -30,9 +44,18 @@ describe('an external client (Python grpcio, reflection only)', () => {
     assert.ok(python, missing);
     const app = await buildTestApp(t);
     const port = await app.grpc.listen('127.0.0.1', 0);
-    const { key } = await app.team();
+    const { key, orgId } = await app.team();
+    // An address with list, overlay and feed evidence, for the explained call.
+    const explainIp = '185.220.101.1';
+    const s = Math.floor(app.clock.now() / 1000);
+    await app.stores.lists.put({ kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', imported_at: s - 60, format: 'tor-bulk-exit-list', cidrs: [`${explainIp}/32`] });
+    await app.stores.overlays.add({ org_id: orgId, cidr: '185.220.101.0/24', category: 'BOTNET', provider: null, action: 'deny', created_at: s - 30 });
+    await app.refreshLists();
+    const http0 = sampleRecords(app.clock.now()).honeypot_http;
+    const ingested = await app.services.ingest.ingest(FEEDS.honeypot_http, [[{ n: 1, value: { ...http0, source_ip: explainIp } }]]);
+    assert.equal(ingested.accepted, 1);
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(python, [SCRIPT, `127.0.0.1:${port}`, key], { timeout: 30_000 }, (err, out, errText) => (err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(out))),
+      execFile(python, [SCRIPT, `127.0.0.1:${port}`, key, explainIp], { timeout: 30_000 }, (err, out, errText) => (err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(out))),
     );
     const got = JSON.parse(stdout);
     for (const v of ['grpc.reflection.v1', 'grpc.reflection.v1alpha']) {
@@ -46,6 +69,12 @@ describe('an external client (Python grpcio, reflection only)', () => {
     // protojson from a foreign runtime reads like the HTTP JSON of the same call.
     const http = await app.http.inject({ url: '/api/v4/lookup/ip/8.8.8.8', headers: { 'x-api-key': key } });
     assert.deepEqual(got.LookupIP.json, dropNulls(http.json()));
+    // The explained lookup too, in protojson's terms: Timestamps as RFC 3339, uint64 counts as strings.
+    const explained = await app.http.inject({ url: `/api/v4/lookup/ip/${explainIp}?explain=true`, headers: { 'x-api-key': key } });
+    const evidence = explained.json().evidence;
+    assert.deepEqual(evidence.categories.map((c: { sources: Array<{ source: string }> }) => c.sources[0]!.source).sort(), ['list', 'overlay'], JSON.stringify(evidence));
+    assert.equal(evidence.behavior.length > 0 && evidence.risk.behavior.from !== null, true);
+    assert.deepEqual(got.LookupIPExplained.json.evidence, asProtojson(dropNulls(evidence)));
     assert.equal(got.GetAccountInfo.json.email, (await app.http.inject({ url: '/api/v4/account/me', headers: { 'x-api-key': key } })).json().email);
     // int64 renders as a string under protojson.
     assert.equal(typeof got.GetAccountInfo.json.lookup_quota.credits, 'string');

@@ -46,9 +46,13 @@ function casesFor(op: Operation): Case[] {
       return [c('ok', 'key', '/account/me', g), ...denials('/account/me', g)];
     }
     case OPERATIONS.lookupIp: {
-      const g = (ip: string) => ({ method: 'LookupIP', request: { ip_address: ip } });
+      const g = (ip: string, explain?: boolean) => ({ method: 'LookupIP', request: explain === undefined ? { ip_address: ip } : { ip_address: ip, explain } });
       return [
         ...['8.8.8.8', '2001:4860:4860::8888', '::ffff:8.8.4.4', '10.1.2.3'].map((ip) => c(ip, 'key', `/lookup/ip/${ip}`, g(ip))),
+        // The exports fixture's records give these addresses intelligence: a proxy and JA4T sighting,
+        // an exploit attempt with a scanner's User-Agent, an anonymizer range.
+        ...['109.176.45.49', '203.0.113.7', '185.220.101.9', '8.8.8.8'].map((ip) => c(`${ip} explained`, 'key', `/lookup/ip/${ip}?explain=true`, g(ip, true))),
+        c('explain=false', 'key', '/lookup/ip/203.0.113.7?explain=false', g('203.0.113.7', false)),
         c('invalid', 'key', '/lookup/ip/not-an-ip', g('not-an-ip')),
         c('no credits', 'broke', '/lookup/ip/8.8.8.8', g('8.8.8.8')),
         ...denials('/lookup/ip/8.8.8.8', g('8.8.8.8')),
@@ -151,6 +155,32 @@ async function exportsFixture(t: TestContext, app: TestApp): Promise<void> {
   }
 }
 
+/**
+ * One address with every kind of evidence, for the team `orgId`: a Tor list entry, a deny overlay, a
+ * proxy sighting, exploit attempts an hour apart from a Windows browser, a torrent peer, an Android
+ * JA4T stack. Returns the address.
+ */
+async function richAddress(app: TestApp, orgId: string): Promise<string> {
+  const ip = '185.220.101.1';
+  const now = app.clock.now();
+  const s = Math.floor(now / 1000);
+  await app.stores.lists.put({ kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', imported_at: s - 60, format: 'tor-bulk-exit-list', cidrs: [`${ip}/32`] });
+  await app.stores.overlays.add({ org_id: orgId, cidr: '185.220.101.0/24', category: 'BOTNET', provider: null, action: 'deny', created_at: s - 30 });
+  await app.refreshLists();
+  const ingest = async (feed: FeedDef, ...values: Record<string, unknown>[]) => {
+    const summary = await app.services.ingest.ingest(feed, [values.map((value, i) => ({ n: i + 1, value }))]);
+    assert.equal(summary.accepted, values.length, JSON.stringify(summary.errors));
+  };
+  const samples = sampleRecords(now);
+  await ingest(FEEDS.proxies, { ...samples.proxies, ip, timestamp: s - 7200 });
+  const browser = { 'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36' };
+  const exploit = (at: number) => ({ ...samples.honeypot_http, timestamp: at, source_ip: ip, details: { method: 'GET', uri: '/.env', version: 'HTTP/1.1', headers: { host: 'mail.acme-logistics.com', ...browser } } });
+  await ingest(FEEDS.honeypot_http, exploit(now - H + 250), exploit(now));
+  await ingest(FEEDS.torrents, { ...samples.torrents, peers: [{ ip, port: 51413, source: 'DHT', encrypted: false }] });
+  await ingest(FEEDS.ja4t, { ...samples.ja4t, ip, ja4t: '65535_2-4-8-1-3_1460_9' });
+  return ip;
+}
+
 /** Compares one case over both transports; returns the HTTP status. */
 async function compare(app: TestApp, client: GrpcTestClient, keys: Record<Who, string | undefined>, k: Case): Promise<number> {
   const key = keys[k.who];
@@ -206,6 +236,41 @@ describe('HTTP and gRPC parity', () => {
     }
     // 4 core operations and 5 export operations of each of the 8 feeds.
     assert.equal(walked, 4 + 5 * FEED_LIST.length);
+  });
+
+  it('should explain an address with lists, an overlay, feed sightings, behaviours and devices alike, at the same price', async (t) => {
+    const { app, client, keys, orgId } = await setup(t);
+    const ip = await richAddress(app, orgId);
+    const http = await app.http.inject({ url: `/api/v4/lookup/ip/${ip}?explain=true`, headers: { 'x-api-key': keys.key! } });
+    assert.equal(http.statusCode, 200);
+    const g = await client.unary('LookupIP', { ip_address: ip, explain: true }, keys.key);
+    assert.equal(g.error, undefined);
+    assert.deepEqual(dropNulls(grpcToJson(g.value)), dropNulls(http.json()));
+
+    // The comparison above is only as strong as the evidence is rich: every kind of source is there.
+    const evidence = http.json().evidence;
+    const kinds = (group: Array<{ sources: Array<{ source: string }> }>) => [...new Set(group.flatMap((x) => x.sources.map((s) => s.source)))].sort();
+    assert.deepEqual(kinds(evidence.categories), ['feed', 'list', 'overlay']);
+    assert.deepEqual(evidence.behavior.map((b: { behavior: string }) => b.behavior), ['MALICIOUS_TRAFFIC', 'TORRENTING']);
+    assert.deepEqual(evidence.devices.map((d: { os: string }) => d.os).sort(), ['ANDROID', 'WINDOWS']);
+    assert.ok(evidence.risk.behavior.from && evidence.risk.volume.observations > 1, JSON.stringify(evidence.risk));
+    // A feed source spanning an hour keeps both instants (seconds over HTTP, Timestamps over gRPC).
+    const httpSource = evidence.behavior.find((b: { behavior: string }) => b.behavior === 'MALICIOUS_TRAFFIC').sources[0];
+    const grpcSource = g.value.evidence.behavior.find((b: { behavior: string }) => b.behavior === 'MALICIOUS_TRAFFIC').sources[0];
+    assert.equal(httpSource.last_seen - httpSource.first_seen, 3600);
+    assert.deepEqual([grpcSource.first_seen.seconds, grpcSource.last_seen.seconds], [httpSource.first_seen, httpSource.last_seen]);
+
+    // Same price: one credit each, explained or not, over either transport.
+    const credits = (r: { headers?: Record<string, unknown>; trailers?: Record<string, string> }) => Number(r.headers?.['x-credits-remaining'] ?? r.trailers?.['x-credits-remaining']);
+    const plainHttp = await app.http.inject({ url: `/api/v4/lookup/ip/${ip}`, headers: { 'x-api-key': keys.key! } });
+    const plainGrpc = await client.unary('LookupIP', { ip_address: ip }, keys.key);
+    assert.deepEqual([credits(g), credits(plainHttp), credits(plainGrpc)], [credits(http) - 1, credits(http) - 2, credits(http) - 3]);
+    // Without explain there is no evidence on either side, and the rest is unchanged.
+    assert.equal(plainHttp.json().evidence, undefined);
+    assert.equal(plainGrpc.value.evidence, null);
+    assert.deepEqual(dropNulls(grpcToJson(plainGrpc.value)), dropNulls(plainHttp.json()));
+    const { evidence: _, ...rest } = http.json();
+    assert.deepEqual(plainHttp.json(), rest);
   });
 
   it('should draw lookups over both transports from one team balance', async (t) => {
