@@ -9,6 +9,7 @@ import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
 import { sampleRecords } from '../helpers/feed-fixtures.ts';
 import { openStream } from '../helpers/stream-client.ts';
 import { grpcClient } from '../helpers/grpc-client.ts';
+import { restampDataset } from '../helpers/dataset-files.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/umbra.js');
 
@@ -121,8 +122,50 @@ describe('umbra serve (black box)', () => {
     );
     live.close();
 
+    // Versioned data: the header names what `umbra data status` shows, for the files and the server.
+    const root = base.replace('/api/v4', '');
+    const versionOf = async (ip: string) => {
+      const res = await get(`/lookup/ip/${ip}`, demoKey);
+      return { version: res.headers.get('x-data-version') ?? '', network: ((await res.json()) as any).network };
+    };
+    const before = await versionOf('24.0.0.1');
+    assert.equal(before.network.type, 'RESIDENTIAL');
+    const status = umbra(dataDir, 'data', 'status', '--server', root);
+    assert.equal(status.code, 0, status.stderr);
+    assert.equal(status.json.data_version, before.version);
+    assert.equal(status.json.server.data_version, before.version);
+    assert.match(before.version, /^dataset=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ; asn=[\d.]+; dbip-city-mmdb=[\d.]+; lists=0:0$/);
+    assert.equal(status.json.feeds.find((f: { feed: string }) => f.feed === 'ja4t').hours > 0, true);
+    // An operator classes a range as hosting: the running server applies it within seconds.
+    const hoster = join(dataDir, 'hoster.txt');
+    writeFileSync(hoster, '# example hoster\n24.0.0.0/24\n');
+    assert.equal(umbra(dataDir, 'data', 'import-list', 'DATACENTER', hoster, '--provider', 'EXAMPLE_HOSTER').code, 0);
+    const listed = await until('the list in lookups', 10_000, async () => {
+      const v = await versionOf('24.0.0.1');
+      return v.network.type === 'DATACENTER' ? v : undefined;
+    });
+    assert.equal(listed.network.asn, before.network.asn, 'the owner stays');
+    assert.match(listed.version, /; lists=1:[0-9a-f]{12}$/);
+    assert.equal(umbra(dataDir, 'data', 'status', '--server', root).json.server.data_version, listed.version);
+    // A rebuilt dataset file lands (renamed into place); SIGHUP swaps it in without a restart.
+    const built = status.json.dataset.built_at as number;
+    restampDataset(join(dataDir, 'ip-dataset.bin'), join(dataDir, 'ip-dataset.bin'), built + 86_400);
+    server.kill('SIGHUP');
+    const swapped = await until('the rebuilt dataset', 20_000, async () => {
+      const v = await versionOf('8.8.8.8');
+      return v.version !== listed.version ? v : undefined;
+    });
+    assert.equal(swapped.version, listed.version.replace(/^dataset=[^;]+/, `dataset=${new Date((built + 86_400) * 1000).toISOString().replace('.000Z', 'Z')}`));
+    assert.equal(swapped.network.asn, 15169);
+    assert.equal((await versionOf('24.0.0.1')).network.type, 'DATACENTER', 'list overrides survive a dataset swap');
+
     server.kill('SIGTERM');
     assert.equal(await exited, 0, 'SIGTERM shuts down cleanly');
+    const offline = umbra(dataDir, '--http-port', '1', 'data', 'status');
+    assert.equal(offline.code, 0, offline.stderr);
+    assert.equal(offline.json.server, null, 'no server runs on this data dir');
+    assert.deepEqual(offline.json.lists.map((l: { kind: string; provider: string; cidrs: number }) => [l.kind, l.provider, l.cidrs]), [['DATACENTER', 'EXAMPLE_HOSTER', 1]]);
+    assert.equal(offline.json.data_version, swapped.version);
     // Local mode (no server): the records land in the data dir's durable log.
     const local = umbra(dataDir, 'ingest', 'ja4t', file, '--local');
     assert.equal(local.code, 1, local.stderr);
