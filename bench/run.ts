@@ -5,12 +5,14 @@ import { benchIntelIndex } from './intel-index.bench.ts';
 import { benchIntelEngine } from './intel-engine.bench.ts';
 import { benchFanOut, benchIngestion } from './feeds.bench.ts';
 import { benchExports } from './exports.bench.ts';
+import { benchDatasetSwap } from './dataset-swap.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'intel index (in-process, one core)': benchIntelIndex,
   'intelligence engine (in-process, one core)': benchIntelEngine,
   'HTTP lookups (127.0.0.1)': () => benchHttpLookup(),
+  'dataset swap under lookup load (127.0.0.1)': () => benchDatasetSwap(),
   'gRPC mirror: lookups and streams vs HTTP (127.0.0.1)': () => benchGrpc(),
   'feed ingestion into the durable log (in-process)': benchIngestion,
   'feed stream fan-out (127.0.0.1)': () => benchFanOut(),

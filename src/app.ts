@@ -19,7 +19,7 @@ import { RevisionWatcher } from './modules/intel/engine/revision-watcher.ts';
 import { LookupService } from './modules/lookup/lookup-service.ts';
 import { LookupData } from './modules/lookup/lookup-data.ts';
 import { networkTypeOverride } from './modules/intel/lists/network-type-override.ts';
-import { loadDatasetAsync } from './modules/intel/ip-dataset.ts';
+import { DatasetLoader } from './modules/intel/ip-dataset.ts';
 import { stat } from 'node:fs/promises';
 import { dataStatus } from './modules/intel/data-status.ts';
 import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
@@ -173,6 +173,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   // The IP dataset: a rebuild (`umbra data build` renames a complete file into place) is noticed by its
   // file identity and loaded in a worker thread, then swapped in between two requests.
   let datasetWatcher: RevisionWatcher | undefined;
+  let datasetLoader: DatasetLoader | undefined;
   if (deps.datasetFile) {
     const file = deps.datasetFile;
     const identity = async () => {
@@ -183,7 +184,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       const started = Date.now();
       let next: IpDataset;
       try {
-        next = await loadDatasetAsync(file);
+        next = await loader.load(file);
       } catch (e) {
         // A bad file stays bad: keep answering from the current dataset and wait for the next change.
         metrics.datasetSwaps.inc({ outcome: 'refused' });
@@ -195,6 +196,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       metrics.datasetBuiltAt.set(next.info.built_at);
       return { file, ms: Date.now() - started, data_version: lookupData.view().version.header };
     };
+    datasetLoader = new DatasetLoader();
+    const loader = datasetLoader;
+    loader.start();
     datasetWatcher = new RevisionWatcher('IP dataset', identity, loadNew, logger);
     // The dataset given was loaded from this file: remember its identity without loading it again.
     await datasetWatcher.assume(await identity());
@@ -281,6 +285,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         await simulator?.stop();
         for (const w of watchers) await w.stop();
         await datasetWatcher?.stop();
+        await datasetLoader?.close();
         intel?.close();
         await exportScheduler?.stop();
         writer?.close();

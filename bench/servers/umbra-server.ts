@@ -11,7 +11,16 @@ import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-'));
 const config = parseConfig({ UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn' });
-const app = await buildApp(config, { dataset: loadDataset(await ensureRealDataset()), fastPath: !process.argv.includes('--no-fast-path') });
+// `--dataset-file F`: serve (and watch) a copy of the dataset at F; SIGHUP reloads it, as `umbra serve` does.
+const fileArg = process.argv.indexOf('--dataset-file');
+const datasetFile = fileArg > 0 ? process.argv[fileArg + 1] : undefined;
+const app = await buildApp(config, {
+  dataset: loadDataset(datasetFile ?? (await ensureRealDataset())),
+  datasetFile,
+  datasetRefreshMs: 3_600_000,
+  fastPath: !process.argv.includes('--no-fast-path'),
+});
+process.on('SIGHUP', () => void app.reloadDataset());
 const org = await app.services.admin.createOrg({ name: 'bench', credits: 1e12 });
 for (const bucket of ['lookup', 'domain', 'account']) await app.services.admin.setLimit(org.id, bucket, { rate: 1e6, burst: 1e6 });
 const { secret } = await app.services.admin.createKey({ org: org.id, email: 'bench@umbra.local', scopes: ['BASIC'] });

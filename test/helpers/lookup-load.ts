@@ -9,11 +9,13 @@ export interface LoadSample {
 }
 
 /**
- * A closed-loop lookup load: `connections` keep-alive connections, each sending GET /lookup/ip/{ip}
- * for the next address as soon as the previous answer arrived, until `stop()`. Samples are kept per
- * connection, in order, so a test can check what each connection saw over time.
+ * A lookup load: `connections` keep-alive connections, each sending GET /lookup/ip/{ip} for the next
+ * address as soon as the previous answer arrived (closed loop), or, with `ratePerSec`, on a schedule
+ * of that many requests per second in all (paced: a server with CPU to spare, as in production).
+ * Runs until `stop()`. Samples are kept per connection, in order, so a test can check what each
+ * connection saw over time.
  */
-export function lookupLoad(port: number, key: string, ips: readonly string[], connections: number): { stop(): Promise<LoadSample[][]> } {
+export function lookupLoad(port: number, key: string, ips: readonly string[], connections: number, ratePerSec?: number): { stop(): Promise<LoadSample[][]> } {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   let running = true;
   let next = 0;
@@ -27,9 +29,18 @@ export function lookupLoad(port: number, key: string, ips: readonly string[], co
       req.on('error', () => resolve({ at: performance.now(), ms: performance.now() - start, status: 0, version: undefined }));
       req.end();
     });
-  const loops = Array.from({ length: connections }, async () => {
+  const loops = Array.from({ length: connections }, async (_, c) => {
     const samples: LoadSample[] = [];
-    while (running) samples.push(await one(ips[next++ % ips.length]!));
+    const intervalMs = ratePerSec ? (1000 * connections) / ratePerSec : 0;
+    let due = performance.now() + (intervalMs * c) / connections;
+    while (running) {
+      if (intervalMs > 0) {
+        const wait = due - performance.now();
+        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        due += intervalMs;
+      }
+      samples.push(await one(ips[next++ % ips.length]!));
+    }
     return samples;
   });
   return {

@@ -1,7 +1,8 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { parentPort, workerData } from 'node:worker_threads';
+import { closeSync, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort } from 'node:worker_threads';
 import { decodeDataset } from './dataset-format.ts';
-import { prepareIndexes, type WorkerLoaded } from './ip-dataset.ts';
+import { PackedStrings, prepareIndexes, type WorkerLoaded } from './ip-dataset.ts';
 
 /** Reads the whole file into one transferable buffer (readFileSync's may be pooled or not transferable). */
 function readAll(file: string): ArrayBuffer {
@@ -21,9 +22,32 @@ function readAll(file: string): ArrayBuffer {
   }
 }
 
-const { file } = workerData as { file: string };
-const bytes = readAll(file);
-const { header, sections } = decodeDataset(Buffer.from(bytes), file);
-const { direct, top } = prepareIndexes(sections);
-const loaded: WorkerLoaded = { header, bytes, direct, top };
-parentPort!.postMessage(loaded, [bytes, direct.buffer as ArrayBuffer, top.buffer as ArrayBuffer]);
+/**
+ * Lowest CPU priority for this thread only (Linux: setpriority on the thread id), so on a busy machine
+ * the load takes longer instead of taking CPU from the thread that answers requests. Elsewhere, or
+ * without /proc, the thread keeps the process's priority.
+ */
+function yieldCpu(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 19);
+  } catch {
+    // Not Linux, or no /proc: normal priority.
+  }
+}
+
+yieldCpu();
+// One load per request message; the thread stays (started with the server, so a swap pays no start-up).
+parentPort!.on('message', ({ id, file }: { id: number; file: string }) => {
+  try {
+    const bytes = readAll(file);
+    const { header, sections } = decodeDataset(Buffer.from(bytes), file);
+    const { direct, top } = prepareIndexes(sections);
+    const { strings, ...rest } = header;
+    const packed = PackedStrings.pack(strings);
+    const loaded: WorkerLoaded = { header: rest, stringBytes: packed.bytes, stringOffsets: packed.offsets, bytes, direct, top };
+    parentPort!.postMessage({ id, loaded }, [bytes, direct.buffer as ArrayBuffer, top.buffer as ArrayBuffer, packed.bytes, packed.offsets.buffer as ArrayBuffer]);
+  } catch (e) {
+    parentPort!.postMessage({ id, error: (e as Error).message });
+  }
+});

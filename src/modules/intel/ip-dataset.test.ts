@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatV4, formatV6, type ParsedIp } from '../lookup/ip-address.ts';
 import { buildDataset, type LocationRow } from './dataset-builder.ts';
-import { loadDataset } from './ip-dataset.ts';
+import { DatasetLoader, loadDataset, loadDatasetAsync } from './ip-dataset.ts';
 import { randomRanges4, randomRanges6, rng, words } from './random-ranges.ts';
 import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 
@@ -32,7 +32,10 @@ describe('loadDataset', () => {
         versions: { fixture: '1' },
       },
     });
-    const ds = loadDataset(join(dir, 'ds.bin'));
+    const onLoop = loadDataset(join(dir, 'ds.bin'));
+    // Loaded in the worker thread (indexes derived there, strings packed): must answer the same.
+    const viaWorker = await loadDatasetAsync(join(dir, 'ds.bin'));
+    assert.deepEqual(viaWorker.info, onLoop.info);
 
     const t4 = (ranges: Array<[number, number, number]>) => {
       const b = new V4TableBuilder();
@@ -46,9 +49,11 @@ describe('loadDataset', () => {
     };
     const [n4, l4, n6, l6] = [t4(net4), t4(loc4), t6(net6), t6(loc6)];
     const check = (ip: ParsedIp, net: number, loc: number) => {
-      const got = [ds.network(ip).asn, ds.location(ip).city];
       const want = [net === NONE ? 0 : net + 1, loc === NONE ? '' : `c${loc}`];
-      if (got[0] !== want[0] || got[1] !== want[1]) assert.deepEqual(got, want, ip.text);
+      for (const ds of [onLoop, viaWorker]) {
+        const got = [ds.network(ip).asn, ds.location(ip).city];
+        if (got[0] !== want[0] || got[1] !== want[1]) assert.deepEqual(got, want, ip.text);
+      }
     };
 
     const v4s: number[] = Array.from({ length: 300_000 }, () => Math.floor(random() * 2 ** 32));
@@ -82,5 +87,19 @@ describe('loadDataset', () => {
     ip6.v6[3] = 0x10000;
     assert.equal(ds.network(ip6).asn, 0);
     assert.equal(ds.network({ version: 4, v4: 0, text: '0.0.0.0' }).asn, 0);
+  });
+
+  it('should refuse a file that is not a dataset from the loader thread, and keep loading after', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'umbra-idx-'));
+    writeFileSync(join(dir, 'v4.csv'), '8.8.8.0,8.8.8.255,15169,Google LLC\n');
+    writeFileSync(join(dir, 'v6.csv'), '');
+    await buildDataset({ outFile: join(dir, 'ds.bin'), sources: { asnV4: join(dir, 'v4.csv'), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} } });
+    writeFileSync(join(dir, 'junk.bin'), 'definitely not a dataset');
+    const loader = new DatasetLoader();
+    t.after(() => loader.close());
+    await assert.rejects(loader.load(join(dir, 'junk.bin')), /is not an umbra IP dataset \(bad magic\)/);
+    await assert.rejects(loader.load(join(dir, 'missing.bin')), /ENOENT/);
+    const ds = await loader.load(join(dir, 'ds.bin'));
+    assert.equal(ds.network({ version: 4, v4: 0x08080808, text: '8.8.8.8' }).isp, 'Google LLC');
   });
 });
