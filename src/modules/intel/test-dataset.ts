@@ -45,7 +45,7 @@ export function ensureRealMmdb(): Promise<RealMmdb> {
   writingMmdb ??= (async () => {
     const dataset = await ensureRealDataset();
     const code = createHash('sha256');
-    for (const f of ['mmdb-writer.ts', 'mmdb-data.ts', 'ip-dataset.ts']) code.update(readFileSync(join(import.meta.dirname, f)));
+    for (const f of ['mmdb-writer.ts', 'mmdb-tree.ts', 'mmdb-data.ts', 'ip-dataset.ts']) code.update(readFileSync(join(import.meta.dirname, f)));
     const file = join(import.meta.dirname, '../../../.cache', `${basename(dataset, '.bin')}-${code.digest('hex').slice(0, 12)}.mmdb`);
     const stats = `${file}.json`;
     // The stats are written after the renamed file, so a file without them is rewritten.
