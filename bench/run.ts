@@ -3,6 +3,7 @@ import { benchHttpLookup } from './http-lookup.bench.ts';
 import { benchGrpc } from './grpc.bench.ts';
 import { benchIntelIndex } from './intel-index.bench.ts';
 import { benchIntelEngine } from './intel-engine.bench.ts';
+import { benchIntelMmdb } from './intel-mmdb.bench.ts';
 import { benchFanOut, benchIngestion } from './feeds.bench.ts';
 import { benchExports } from './exports.bench.ts';
 import { benchDatasetSwap } from './dataset-swap.bench.ts';
@@ -11,6 +12,7 @@ const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'intel index (in-process, one core)': benchIntelIndex,
   'intelligence engine (in-process, one core)': benchIntelEngine,
+  'intel index vs MMDB reader (in-process, one core)': benchIntelMmdb,
   'HTTP lookups (127.0.0.1)': () => benchHttpLookup(),
   'dataset swap under lookup load (127.0.0.1)': () => benchDatasetSwap(),
   'gRPC mirror: lookups and streams vs HTTP (127.0.0.1)': () => benchGrpc(),

@@ -3,7 +3,32 @@ import { Worker } from 'node:worker_threads';
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type DatasetInfo, type IpDataset, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/intel-source.ts';
 import type { ParsedIp } from '../lookup/ip-address.ts';
 import { decodeDataset, decodeHeader, LOC_WORDS, NET_WORDS, NO_COORD, PREFIX_BYTES, sectionViews, type DatasetHeader, type Sections } from './dataset-format.ts';
-import { blockIndex4, find6Indexed, findSegment4, SPLIT, topIndex } from './range-table.ts';
+import { blockIndex4, find6Indexed, findSegment4, NONE, SPLIT, topIndex } from './range-table.ts';
+
+/**
+ * The dataset's merged segment tables as stored, for exporting it to another format (mmdb-writer.ts)
+ * without rebuilding it. Views over the loaded file: callers must not mutate them.
+ */
+export interface DatasetRanges {
+  /**
+   * Per IP version: ascending segment starts that cover the whole address space from 0 (IPv4 one word
+   * each, IPv6 four big-endian words each), segment i running to the next start - 1 (the last to the
+   * top of the space), and each segment's pair index. Neighbouring segments never share a pair.
+   */
+  v4: { starts: Uint32Array; pairs: Uint32Array };
+  v6: { starts: Uint32Array; pairs: Uint32Array };
+  /** Pair indices run from 0 to pairCount - 1. */
+  pairCount: number;
+  /** Pair p's network record; null where its addresses are in no network range (lookups answer UNKNOWN_NETWORK). */
+  network(p: number): NetworkRecord | null;
+  /** Pair p's location record; null where its addresses are in no location range (lookups answer EMPTY_LOCATION). */
+  location(p: number): LocationRecord | null;
+}
+
+export interface LoadedIpDataset extends IpDataset {
+  /** The segment tables behind network() and location(); no copy is made. */
+  ranges(): DatasetRanges;
+}
 
 /**
  * The loaded dataset: typed-array views over the file's bytes. Records become frozen objects on
@@ -13,7 +38,7 @@ import { blockIndex4, find6Indexed, findSegment4, SPLIT, topIndex } from './rang
  * call are remembered (keyed by the address value, not the object, so a reused or mutated ParsedIp
  * cannot get a stale answer) and the second call costs no search.
  */
-class LoadedDataset implements IpDataset {
+class LoadedDataset implements LoadedIpDataset {
   private readonly nets: Array<NetworkRecord | undefined>;
   private readonly locs: Array<LocationRecord | undefined>;
   private readonly pairs: Uint32Array;
@@ -100,6 +125,17 @@ class LoadedDataset implements IpDataset {
     return this.locs[i] ?? this.makeLocation(i);
   }
 
+  ranges(): DatasetRanges {
+    const pairs = this.pairs;
+    return {
+      v4: { starts: this.v4Starts, pairs: this.v4Segs },
+      v6: { starts: this.v6Starts, pairs: this.v6Segs },
+      pairCount: pairs.length / 2,
+      network: (p) => (pairs[2 * p] === NONE ? null : (this.nets[pairs[2 * p]!] ?? this.makeNetwork(pairs[2 * p]!))),
+      location: (p) => (pairs[2 * p + 1] === NONE ? null : (this.locs[pairs[2 * p + 1]!] ?? this.makeLocation(pairs[2 * p + 1]!))),
+    };
+  }
+
   private makeNetwork(i: number): NetworkRecord {
     const r = this.s.netRecords;
     const b = i * NET_WORDS;
@@ -138,7 +174,7 @@ export function prepareIndexes(s: Sections): PreparedIndexes {
 }
 
 /** Loads ip-dataset.bin; refuses a file that is not one, is of another format version, or is truncated. */
-export function loadDataset(file: string): IpDataset {
+export function loadDataset(file: string): LoadedIpDataset {
   const { header, sections } = decodeDataset(readFileSync(file), file);
   return new LoadedDataset(header.info, arrayStrings(header.strings), sections);
 }
@@ -202,7 +238,7 @@ export interface WorkerLoaded {
 export class DatasetLoader {
   private worker: Worker | undefined;
   private next = 0;
-  private readonly waiting = new Map<number, { file: string; resolve: (d: IpDataset) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<number, { file: string; resolve: (d: LoadedIpDataset) => void; reject: (e: Error) => void }>();
 
   start(): void {
     if (this.worker) return;
@@ -233,7 +269,7 @@ export class DatasetLoader {
     this.worker = worker;
   }
 
-  load(file: string): Promise<IpDataset> {
+  load(file: string): Promise<LoadedIpDataset> {
     this.start();
     const id = ++this.next;
     return new Promise((resolve, reject) => {
@@ -250,7 +286,7 @@ export class DatasetLoader {
 }
 
 /** One load in a thread of its own, ended after (for a single load; a server keeps a DatasetLoader). */
-export async function loadDatasetAsync(file: string): Promise<IpDataset> {
+export async function loadDatasetAsync(file: string): Promise<LoadedIpDataset> {
   const loader = new DatasetLoader();
   try {
     return await loader.load(file);

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { buildDataset, packagedSources } from './dataset-builder.ts';
 import { FORMAT_VERSION } from './dataset-format.ts';
+import { loadDataset } from './ip-dataset.ts';
+import { writeMmdbFile, type MmdbImage } from './mmdb-writer.ts';
 
 let building: Promise<string> | undefined;
 
@@ -23,4 +25,38 @@ export function ensureRealDataset(): Promise<string> {
     return file;
   })();
   return building;
+}
+
+export interface RealMmdb {
+  file: string;
+  /** How the cached file was written: ms taken and its shape, recorded when it was written. */
+  written: Omit<MmdbImage, 'parts'> & { ms: number; at: string };
+}
+
+let writingMmdb: Promise<RealMmdb> | undefined;
+
+const mmdbOptions = (builtAt: number) => ({ databaseType: 'umbra-ip-dataset', description: 'umbra IP dataset (network and location per range) for reader comparisons', buildEpoch: builtAt });
+
+/**
+ * The real dataset as an MMDB (mmdb-writer.ts), for comparing umbra with MaxMind readers; cached
+ * beside the dataset, keyed by it and by the writer's code (writing takes about 6 s and 1 GB).
+ */
+export function ensureRealMmdb(): Promise<RealMmdb> {
+  writingMmdb ??= (async () => {
+    const dataset = await ensureRealDataset();
+    const code = createHash('sha256');
+    for (const f of ['mmdb-writer.ts', 'mmdb-tree.ts', 'mmdb-data.ts', 'ip-dataset.ts']) code.update(readFileSync(join(import.meta.dirname, f)));
+    const file = join(import.meta.dirname, '../../../.cache', `${basename(dataset, '.bin')}-${code.digest('hex').slice(0, 12)}.mmdb`);
+    const stats = `${file}.json`;
+    // The stats are written after the renamed file, so a file without them is rewritten.
+    if (!existsSync(file) || !existsSync(stats)) {
+      const ds = loadDataset(dataset);
+      const t0 = performance.now();
+      const info = writeMmdbFile(file, ds.ranges(), mmdbOptions(ds.info.built_at));
+      writeFileSync(`${stats}.${process.pid}`, JSON.stringify({ ...info, ms: Math.round(performance.now() - t0), at: new Date().toISOString() }));
+      renameSync(`${stats}.${process.pid}`, stats);
+    }
+    return { file, written: JSON.parse(readFileSync(stats, 'utf8')) as RealMmdb['written'] };
+  })();
+  return writingMmdb;
 }
