@@ -2,6 +2,7 @@
 // written from the same ranges (mmdb-writer.ts): same addresses as text, same process, one core, the
 // rounds interleaved so machine load hits both alike. Then the resident memory of the loaded dataset,
 // measured in fresh child processes so nothing else in this one counts.
+import { LookupData } from '../src/modules/lookup/lookup-data.ts';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -168,7 +169,7 @@ export async function benchIntelMmdb(): Promise<Record<string, number | string>>
   const random = mulberry32(20261123);
   const intel = loadedIntelIndex(random);
   // resolve() is the lookup without billing, which an MMDB reader has no counterpart for.
-  const lookup = new LookupService(() => ds, intel, {} as CreditLedger, systemClock);
+  const lookup = new LookupService(new LookupData(ds), intel, {} as CreditLedger, systemClock);
   const plain = new Reader<Response>(readFileSync(mmdb.file));
   // maxmind.open() as applications call it: the same reader with an LRU of 10,000 decoded records.
   const cached = await open<Response>(mmdb.file);
