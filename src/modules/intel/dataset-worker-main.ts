@@ -42,11 +42,11 @@ parentPort!.on('message', ({ id, file }: { id: number; file: string }) => {
   try {
     const bytes = readAll(file);
     const { header, sections } = decodeDataset(Buffer.from(bytes), file);
-    const { direct, top } = prepareIndexes(sections);
+    const { direct, v6 } = prepareIndexes(sections);
     const { strings, ...rest } = header;
     const packed = PackedStrings.pack(strings);
-    const loaded: WorkerLoaded = { header: rest, stringBytes: packed.bytes, stringOffsets: packed.offsets, bytes, direct, top };
-    parentPort!.postMessage({ id, loaded }, [bytes, direct.buffer as ArrayBuffer, top.buffer as ArrayBuffer, packed.bytes, packed.offsets.buffer as ArrayBuffer]);
+    const loaded: WorkerLoaded = { header: rest, stringBytes: packed.bytes, stringOffsets: packed.offsets, bytes, direct, v6 };
+    parentPort!.postMessage({ id, loaded }, [bytes, direct.buffer as ArrayBuffer, v6.top.buffer as ArrayBuffer, v6.subOf.buffer as ArrayBuffer, v6.sub.buffer as ArrayBuffer, packed.bytes, packed.offsets.buffer as ArrayBuffer]);
   } catch (e) {
     parentPort!.postMessage({ id, error: (e as Error).message });
   }

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type DatasetInfo, type IpDataset, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/intel-source.ts';
 import type { ParsedIp } from '../lookup/ip-address.ts';
 import { decodeDataset, decodeHeader, LOC_WORDS, NET_WORDS, NO_COORD, PREFIX_BYTES, sectionViews, type DatasetHeader, type Sections } from './dataset-format.ts';
-import { blockIndex4, find6Indexed, findSegment4, NONE, SPLIT, topIndex } from './range-table.ts';
+import { blockIndex4, find6Index, findSegment4, index6, NONE, SPLIT, type Index6 } from './range-table.ts';
 
 /**
  * The dataset's merged segment tables as stored, for exporting it to another format (mmdb-writer.ts)
@@ -47,7 +47,7 @@ class LoadedDataset implements LoadedIpDataset {
   private readonly v4Direct: Int32Array;
   private readonly v6Starts: Uint32Array;
   private readonly v6Segs: Uint32Array;
-  private readonly v6Top: Uint32Array;
+  private readonly v6Index: Index6;
   /** The last IPv4 address asked for (as int32) and its network and location record (-1 for none). */
   private readonly last4 = new Int32Array(3);
   /** The last IPv6 address asked for (4 words as int32) and its records. */
@@ -68,7 +68,7 @@ class LoadedDataset implements LoadedIpDataset {
     this.v4Direct = prepared?.direct ?? blockIndex4({ starts: this.v4Starts, segs: this.v4Segs }, this.pairs);
     this.v6Starts = s.v6Starts as Uint32Array;
     this.v6Segs = s.v6Segs as Uint32Array;
-    this.v6Top = prepared?.top ?? topIndex(this.v6Starts, 4);
+    this.v6Index = prepared?.v6 ?? index6(this.v6Starts);
     // Seed the memos with the real answers for 0.0.0.0 and ::, so they need no validity flag.
     this.last4[0] = 1;
     this.seek4(0);
@@ -103,7 +103,7 @@ class LoadedDataset implements LoadedIpDataset {
     const w2 = w[2]! | 0;
     const w3 = w[3]! | 0;
     if (last[0] === w0 && last[1] === w1 && last[2] === w2 && last[3] === w3) return last;
-    const p = find6Indexed(this.v6Starts, this.v6Segs, this.v6Top, w) * 2;
+    const p = find6Index(this.v6Starts, this.v6Segs, this.v6Index, w) * 2;
     last[0] = w0;
     last[1] = w1;
     last[2] = w2;
@@ -166,11 +166,11 @@ class LoadedDataset implements LoadedIpDataset {
 /** The derived lookup indexes, the costly part of a load (a 128 MiB table for IPv4). */
 export interface PreparedIndexes {
   direct: Int32Array;
-  top: Uint32Array;
+  v6: Index6;
 }
 
 export function prepareIndexes(s: Sections): PreparedIndexes {
-  return { direct: blockIndex4({ starts: s.v4Starts as Uint32Array, segs: s.v4Segs as Uint32Array }, s.pairs as Uint32Array), top: topIndex(s.v6Starts as Uint32Array, 4) };
+  return { direct: blockIndex4({ starts: s.v4Starts as Uint32Array, segs: s.v4Segs as Uint32Array }, s.pairs as Uint32Array), v6: index6(s.v6Starts as Uint32Array) };
 }
 
 /** Loads ip-dataset.bin; refuses a file that is not one, is of another format version, or is truncated. */
@@ -225,7 +225,7 @@ export interface WorkerLoaded {
   stringOffsets: Uint32Array;
   bytes: ArrayBuffer;
   direct: Int32Array;
-  top: Uint32Array;
+  v6: Index6;
 }
 
 /**
@@ -252,7 +252,7 @@ export class DatasetLoader {
       try {
         const l = m.loaded;
         const sections = sectionViews(new Uint8Array(l.bytes), l.header.sections, w.file);
-        w.resolve(new LoadedDataset(l.header.info, new PackedStrings(l.stringBytes, l.stringOffsets), sections, { direct: l.direct, top: l.top }));
+        w.resolve(new LoadedDataset(l.header.info, new PackedStrings(l.stringBytes, l.stringOffsets), sections, { direct: l.direct, v6: l.v6 }));
       } catch (e) {
         w.reject(e as Error);
       }

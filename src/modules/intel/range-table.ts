@@ -190,6 +190,63 @@ export function find6Indexed(starts: Uint32Array, vals: Uint32Array, top: Uint32
   return lo === 0 ? NONE : vals[lo - 1]!;
 }
 
+/**
+ * The IPv6 search index: the top-16-bit index, plus, for the few blocks that hold many segments
+ * (2603::/16 alone holds some 760,000 in the real data), an index on the next 16 bits, so a lookup
+ * there searches only among segments whose first 32 bits are its own (about 11 steps on average
+ * instead of 18, each a likely cache miss). `subOf[h]` is the slot of block h in `sub` (-1: none);
+ * slot k's index is sub[k*65537 .. k*65537+65536]. Typed arrays only, so a worker can transfer it.
+ */
+export interface Index6 {
+  top: Uint32Array;
+  subOf: Int32Array;
+  sub: Uint32Array;
+}
+
+const SUB = 65_537;
+
+export function index6(starts: Uint32Array, heavy = 4096): Index6 {
+  const top = topIndex(starts, 4);
+  const subOf = new Int32Array(2 ** TOP_BITS).fill(-1);
+  const blocks: number[] = [];
+  for (let h = 0; h < 2 ** TOP_BITS; h++) if (top[h + 1]! - top[h]! > heavy) blocks.push(h);
+  const sub = new Uint32Array(blocks.length * SUB);
+  blocks.forEach((h, k) => {
+    subOf[h] = k;
+    const end = top[h + 1]!;
+    let i = top[h]!;
+    for (let m = 0; m < SUB; m++) {
+      while (i < end && (starts[i * 4]! & 0xffff) < m) i++;
+      sub[k * SUB + m] = i;
+    }
+  });
+  return { top, subOf, sub };
+}
+
+export function find6Index(starts: Uint32Array, vals: Uint32Array, x: Index6, ip: Uint32Array): number {
+  const w0 = ip[0]!;
+  const h = w0 >>> SHIFT;
+  const slot = x.subOf[h]!;
+  let lo: number;
+  let hi: number;
+  if (slot < 0) {
+    lo = x.top[h]!;
+    hi = x.top[h + 1]!;
+  } else {
+    const at = slot * SUB + (w0 & 0xffff);
+    lo = x.sub[at]!;
+    hi = x.sub[at + 1]!;
+  }
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const b = mid * 4;
+    const s0 = starts[b]!;
+    if (s0 < w0 || (s0 === w0 && compare6(starts, b, ip, 0) <= 0)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo === 0 ? NONE : vals[lo - 1]!;
+}
+
 /** Distinct (network, location) value pairs, two words each, so a merged segment stores one index. */
 export class PairInterner {
   readonly words = new Growable();

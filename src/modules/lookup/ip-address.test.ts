@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseIp } from './ip-address.ts';
+import { mulberry32 } from '../../lib/prng.ts';
+import { formatV6, parseIp } from './ip-address.ts';
 
 describe('parseIp', () => {
   it('should parse IPv4 into a 32-bit value and canonical text', () => {
@@ -44,6 +45,37 @@ describe('parseIp', () => {
   it('should reject malformed IPv6, zone ids and more than one ::', () => {
     for (const bad of ['fe80::1%eth0', '1:2:3:4:5:6:7:8:9', '1::2::3', ':1::2', '1:2:3:4:5:6:7', '12345::', 'g::1', '1:2:3:4:5:6:7:8::', '::1.2.3', '1:', ':::', '1:2:3:4:5:6:7:1.2.3.4']) {
       assert.equal(parseIp(bad), undefined, bad);
+    }
+  });
+
+  it('should format every IPv6 address as the plain RFC 5952 rules say (random words, zero runs of every length)', () => {
+    // The rules written the obvious way, to check the byte-writing formatter against.
+    const reference = (w: Uint32Array): string => {
+      const g = Array.from({ length: 8 }, (_, k) => (k & 1 ? w[k >> 1]! & 0xffff : w[k >> 1]! >>> 16));
+      let start = -1;
+      let len = 0;
+      for (let k = 0; k < 8; ) {
+        if (g[k] !== 0) { k++; continue; }
+        let e = k;
+        while (e < 8 && g[e] === 0) e++;
+        if (e - k > len) [start, len] = [k, e - k];
+        k = e;
+      }
+      const hex = (xs: number[]) => xs.map((x) => x.toString(16)).join(':');
+      return len < 2 ? hex(g) : `${hex(g.slice(0, start))}::${hex(g.slice(start + len))}`;
+    };
+    const random = mulberry32(5952);
+    for (let i = 0; i < 200_000; i++) {
+      const w = new Uint32Array(4);
+      for (let k = 0; k < 8; k++) {
+        const x = random() < 0.5 ? 0 : random() < 0.3 ? 1 + Math.floor(random() * 15) : Math.floor(random() * 65536);
+        w[k >> 1] = k & 1 ? (w[k >> 1]! | x) >>> 0 : (x << 16) >>> 0;
+      }
+      const want = reference(w);
+      if (formatV6(w) !== want) assert.equal(formatV6(w), want);
+      // Canonical text parses back to itself (IPv4-mapped addresses become IPv4 text instead).
+      const mapped = w[0] === 0 && w[1] === 0 && w[2] === 0xffff;
+      if (!mapped && parseIp(want)?.text !== want) assert.equal(parseIp(want)?.text, want);
     }
   });
 });
