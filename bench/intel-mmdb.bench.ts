@@ -3,6 +3,8 @@
 // rounds interleaved so machine load hits both alike. Then the resident memory of the loaded dataset,
 // measured in fresh child processes so nothing else in this one counts.
 import { LookupData } from '../src/modules/lookup/lookup-data.ts';
+import { networkTypeOverride } from '../src/modules/intel/lists/network-type-override.ts';
+import type { IntelList } from '../src/modules/intel/lists/intel-list.ts';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -59,22 +61,23 @@ function announcedV6(ds: LoadedIpDataset, random: () => number, n: number): stri
 /**
  * An index shaped like a busy server's: imported lists (Tor exits, cloud ranges over about 2% of IPv4,
  * proxy and VPN ranges over about 0.3%, search-engine ranges), anonymizer ranges and per-address facts
- * from the feeds, one team's overlays. About 2.5% of random public IPv4 addresses get a category
- * (most of them DATACENTER, from the cloud list).
+ * from the feeds, one team's overlays. The cloud list is a network-type list: it reaches lookups as
+ * network.type (through LookupData), not as a category.
  */
-function loadedIntelIndex(random: () => number): IntelIndex {
+function loadedIntelIndex(random: () => number): { index: IntelIndex; lists: IntelList[] } {
   const index = new IntelIndex(systemClock);
   const now = Math.floor(Date.now() / 1000);
   const list = (kind: string, provider: string, cidrs: string[]) => ({ kind, provider, version: '0', imported_at: now, format: 'cidr-lines', cidrs });
   const v4 = () => formatV4(publicV4(random));
   const block = (bits: number) => `${formatV4((publicV4(random) >>> (32 - bits)) * 2 ** (32 - bits))}/${bits}`;
-  index.setLists([
+  const lists = [
     list('TOR_NODE', 'TOR', Array.from({ length: 2_000 }, () => `${v4()}/32`)),
     list('DATACENTER', 'AWS', Array.from({ length: 5_000 }, () => block(18))),
     list('DATACENTER_PROXY', 'PROXYJET', Array.from({ length: 2_000 }, () => block(20))),
     list('SEARCH_ENGINE', 'GOOGLEBOT', Array.from({ length: 300 }, () => block(27))),
     list('COMMERCIAL_VPN', 'NORDVPN', Array.from({ length: 3_000 }, () => block(22))),
-  ]);
+  ];
+  index.setLists(lists);
   index.setOverlays(Array.from({ length: 200 }, (_, id) => ({ id, org_id: ORG, cidr: block(24), category: 'TOR_NODE', provider: null, action: 'deny' as const, created_at: now })));
   const feed = (id: keyof typeof FEEDS, records: Record<string, unknown>[]) => index.observe(FEEDS[id], records.map((record) => ({ record: record as never, line: '' })));
   feed('proxies', Array.from({ length: 50_000 }, () => ({ ip: v4(), provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: now - Math.floor(random() * 86_400), country_code: 'US', asn: 7922 })));
@@ -90,7 +93,7 @@ function loadedIntelIndex(random: () => number): IntelIndex {
     source_ip: v4(),
   })));
   (index as unknown as { rebuildAnonymizers(): void }).rebuildAnonymizers(); // as the timer would
-  return index;
+  return { index, lists };
 }
 
 /** Lookups/s of `look` over `items`, one round; the sink keeps the work from being optimised away. */
@@ -167,9 +170,11 @@ export async function benchIntelMmdb(): Promise<Record<string, number | string>>
   const mmdb = await ensureRealMmdb();
   const ds = loadDataset(datasetFile);
   const random = mulberry32(20261123);
-  const intel = loadedIntelIndex(random);
+  const { index: intel, lists } = loadedIntelIndex(random);
+  const data = new LookupData(ds);
+  data.setLists(lists, networkTypeOverride(lists));
   // resolve() is the lookup without billing, which an MMDB reader has no counterpart for.
-  const lookup = new LookupService(new LookupData(ds), intel, {} as CreditLedger, systemClock);
+  const lookup = new LookupService(data, intel, {} as CreditLedger, systemClock);
   const plain = new Reader<Response>(readFileSync(mmdb.file));
   // maxmind.open() as applications call it: the same reader with an LRU of 10,000 decoded records.
   const cached = await open<Response>(mmdb.file);

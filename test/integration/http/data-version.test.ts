@@ -55,6 +55,8 @@ describe('X-Data-Version and list network types on IP lookups', () => {
     const cloud = await get('100.64.0.9');
     assert.deepEqual(cloud.network, { asn: 4294967294, isp: 'Private Use AS', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null });
     assert.equal((await get('100.65.0.9')).network.type, 'CORPORATE', 'outside the listed range');
+    const explained = (await app.http.inject({ url: '/api/v4/lookup/ip/100.64.0.9?explain=true', headers: { 'x-api-key': key } })).json();
+    assert.deepEqual([explained.intelligence.categories, explained.intelligence.providers, explained.evidence.categories], [[], [], []], 'a network type is not a category');
     assert.equal((await get('2001:4860:4860::8888')).network.type, 'DATACENTER');
     const expected = dataVersion(tinyDataset.info, [{ kind: 'DATACENTER', provider: 'EXAMPLE_CLOUD', version: '00aa11bb22cc33dd' }]).header;
     assert.equal(cloud.version, expected);

@@ -4,6 +4,7 @@ import type { FeedDef } from '../../feeds/feed-catalog.ts';
 import { NO_INTELLIGENCE, type Evidence, type ExplainingIntelligenceSource, type Intelligence } from '../../lookup/intelligence.ts';
 import { parseIp, type ParsedIp } from '../../lookup/ip-address.ts';
 import type { IntelList } from '../lists/intel-list.ts';
+import { isNetworkKind } from '../lists/list-kinds.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
 import { bump, lastSeen, WINDOW_S, type AddressFacts } from './address-facts.ts';
 import { composeIntelligence, type RangeRef } from './intel-compose.ts';
@@ -56,6 +57,8 @@ export class IntelIndex implements ExplainingIntelligenceSource {
   setLists(lists: readonly IntelList[]): void {
     const entries: RangeEntry<RangeRef>[] = [];
     for (const list of lists) {
+      // Network-type lists (DATACENTER, ...) classify networks: they set network.type (lookup-data.ts), not categories.
+      if (isNetworkKind(list.kind)) continue;
       const behavior = BEHAVIORS.has(list.kind);
       const ref: RangeRef = { provider: behavior ? null : list.provider, type: list.kind, behavior, origin: { source: 'list', list } };
       for (const cidr of list.cidrs) {
