@@ -29,3 +29,9 @@ await app.http.listen({ port: 0, host: '127.0.0.1' });
 const grpcPort = await app.grpc.listen('127.0.0.1', 0);
 process.stdout.write(`${JSON.stringify({ port: (app.http.server.address() as { port: number }).port, grpcPort, key: secret })}\n`);
 process.on('SIGTERM', () => app.close().then(() => process.exit(0)));
+// BENCH_GAPS=1: log every event-loop stall over 8 ms to stderr (used to find what a dataset swap holds up).
+if (process.env.BENCH_GAPS) {
+  let last = performance.now();
+  setInterval(() => { const n = performance.now(); if (n - last > 8) process.stderr.write(`GAP ${Math.round(n - last)}ms at ${Math.round(n)}\n`); last = n; }, 2).unref();
+  process.on('SIGHUP', () => process.stderr.write(`SIGHUP at ${Math.round(performance.now())}\n`));
+}

@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { PREFIX_BYTES } from '../../src/modules/intel/dataset-format.ts';
 
 /**
@@ -14,6 +14,13 @@ export function restampDataset(src: string, dst: string, builtAt: number): void 
   if (text.length > len) throw new Error('restamped header does not fit');
   text.copy(buf, PREFIX_BYTES);
   buf.fill(0x20, PREFIX_BYTES + text.length, PREFIX_BYTES + len);
-  writeFileSync(`${dst}.tmp`, buf);
+  // Synced before the rename, as the builder does, so no write-back of it runs later.
+  const fd = openSync(`${dst}.tmp`, 'w');
+  try {
+    writeSync(fd, buf);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   renameSync(`${dst}.tmp`, dst);
 }

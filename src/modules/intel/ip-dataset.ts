@@ -31,6 +31,28 @@ export interface LoadedIpDataset extends IpDataset {
 }
 
 /**
+ * Slots filled on first use, in pages of 1,024: a dataset swapped in while serving allocates no
+ * half-million-slot arrays on the event loop (several ms each), only the pages lookups reach.
+ */
+class LazySlots<T> {
+  /** Sized and filled up front (a few hundred entries), so it stays a fast packed array, never a sparse one. */
+  private readonly pages: Array<Array<T | undefined> | undefined>;
+
+  constructor(size: number) {
+    this.pages = new Array<Array<T | undefined> | undefined>(Math.ceil(size / 1024)).fill(undefined);
+  }
+
+  get(i: number): T | undefined {
+    const page = this.pages[i >>> 10];
+    return page === undefined ? undefined : page[i & 1023];
+  }
+
+  set(i: number, value: T): void {
+    (this.pages[i >>> 10] ??= new Array<T | undefined>(1024).fill(undefined))[i & 1023] = value;
+  }
+}
+
+/**
  * The loaded dataset: typed-array views over the file's bytes. Records become frozen objects on
  * first use and are shared from then on, so a lookup allocates nothing.
  *
@@ -39,8 +61,8 @@ export interface LoadedIpDataset extends IpDataset {
  * cannot get a stale answer) and the second call costs no search.
  */
 class LoadedDataset implements LoadedIpDataset {
-  private readonly nets: Array<NetworkRecord | undefined>;
-  private readonly locs: Array<LocationRecord | undefined>;
+  private readonly nets: LazySlots<NetworkRecord>;
+  private readonly locs: LazySlots<LocationRecord>;
   private readonly pairs: Uint32Array;
   private readonly v4Starts: Uint32Array;
   private readonly v4Segs: Uint32Array;
@@ -60,8 +82,8 @@ class LoadedDataset implements LoadedIpDataset {
     /** The lookup indexes when a worker already derived them (loadDatasetAsync). */
     prepared?: PreparedIndexes,
   ) {
-    this.nets = new Array(s.netRecords.length / NET_WORDS);
-    this.locs = new Array(s.locRecords.length / LOC_WORDS);
+    this.nets = new LazySlots(s.netRecords.length / NET_WORDS);
+    this.locs = new LazySlots(s.locRecords.length / LOC_WORDS);
     this.pairs = s.pairs as Uint32Array;
     this.v4Starts = s.v4Starts as Uint32Array;
     this.v4Segs = s.v4Segs as Uint32Array;
@@ -116,13 +138,13 @@ class LoadedDataset implements LoadedIpDataset {
   network(ip: ParsedIp): NetworkRecord {
     const i = ip.version === 4 ? this.seek4(ip.v4)[1]! : this.seek6(ip.v6)[4]!;
     if (i < 0) return UNKNOWN_NETWORK;
-    return this.nets[i] ?? this.makeNetwork(i);
+    return this.nets.get(i) ?? this.makeNetwork(i);
   }
 
   location(ip: ParsedIp): LocationRecord {
     const i = ip.version === 4 ? this.seek4(ip.v4)[2]! : this.seek6(ip.v6)[5]!;
     if (i < 0) return EMPTY_LOCATION;
-    return this.locs[i] ?? this.makeLocation(i);
+    return this.locs.get(i) ?? this.makeLocation(i);
   }
 
   ranges(): DatasetRanges {
@@ -131,8 +153,8 @@ class LoadedDataset implements LoadedIpDataset {
       v4: { starts: this.v4Starts, pairs: this.v4Segs },
       v6: { starts: this.v6Starts, pairs: this.v6Segs },
       pairCount: pairs.length / 2,
-      network: (p) => (pairs[2 * p] === NONE ? null : (this.nets[pairs[2 * p]!] ?? this.makeNetwork(pairs[2 * p]!))),
-      location: (p) => (pairs[2 * p + 1] === NONE ? null : (this.locs[pairs[2 * p + 1]!] ?? this.makeLocation(pairs[2 * p + 1]!))),
+      network: (p) => (pairs[2 * p] === NONE ? null : (this.nets.get(pairs[2 * p]!) ?? this.makeNetwork(pairs[2 * p]!))),
+      location: (p) => (pairs[2 * p + 1] === NONE ? null : (this.locs.get(pairs[2 * p + 1]!) ?? this.makeLocation(pairs[2 * p + 1]!))),
     };
   }
 
@@ -148,7 +170,7 @@ class LoadedDataset implements LoadedIpDataset {
       abuse_email: null,
       abuse_phone: null,
     });
-    this.nets[i] = rec;
+    this.nets.set(i, rec);
     return rec;
   }
 
@@ -158,7 +180,7 @@ class LoadedDataset implements LoadedIpDataset {
     const str = (k: number) => this.strings.at(r[b + k]!);
     const coord = (k: number) => (r[b + k] === NO_COORD ? null : r[b + k]! / 1e4);
     const rec: LocationRecord = Object.freeze({ country: str(0), state: str(1), city: str(2), timezone: str(3), latitude: coord(5), longitude: coord(6), geo_hash: str(4) });
-    this.locs[i] = rec;
+    this.locs.set(i, rec);
     return rec;
   }
 }
@@ -169,8 +191,9 @@ export interface PreparedIndexes {
   v6: Index6;
 }
 
-export function prepareIndexes(s: Sections): PreparedIndexes {
-  return { direct: blockIndex4({ starts: s.v4Starts as Uint32Array, segs: s.v4Segs as Uint32Array }, s.pairs as Uint32Array), v6: index6(s.v6Starts as Uint32Array) };
+/** `direct`: memory for the IPv4 block index (BLOCK_INDEX4_WORDS words, zeroed), when the caller prepared it. */
+export function prepareIndexes(s: Sections, direct?: Int32Array): PreparedIndexes {
+  return { direct: blockIndex4({ starts: s.v4Starts as Uint32Array, segs: s.v4Segs as Uint32Array }, s.pairs as Uint32Array, direct), v6: index6(s.v6Starts as Uint32Array) };
 }
 
 /** Loads ip-dataset.bin; refuses a file that is not one, is of another format version, or is truncated. */
@@ -192,7 +215,7 @@ const arrayStrings = (strings: string[]): StringTable => ({ at: (i) => strings[i
  * use and kept.
  */
 export class PackedStrings implements StringTable {
-  private readonly decoded: Array<string | undefined>;
+  private readonly decoded: LazySlots<string>;
   private readonly bytes: Buffer;
 
   constructor(
@@ -200,7 +223,7 @@ export class PackedStrings implements StringTable {
     private readonly offsets: Uint32Array,
   ) {
     this.bytes = Buffer.from(bytes);
-    this.decoded = new Array(offsets.length - 1);
+    this.decoded = new LazySlots(offsets.length - 1);
   }
 
   static pack(strings: readonly string[]): { bytes: ArrayBuffer; offsets: Uint32Array } {
@@ -214,7 +237,9 @@ export class PackedStrings implements StringTable {
   }
 
   at(i: number): string {
-    return (this.decoded[i] ??= this.bytes.toString('utf8', this.offsets[i]!, this.offsets[i + 1]!));
+    let text = this.decoded.get(i);
+    if (text === undefined) this.decoded.set(i, (text = this.bytes.toString('utf8', this.offsets[i]!, this.offsets[i + 1]!)));
+    return text;
   }
 }
 

@@ -344,9 +344,11 @@ export function mergeTables6(net: { starts: Uint32Array; vals: Uint32Array }, lo
  * the doubled table (measured). A /24 because that is the finest granularity of most routing and
  * geolocation data.
  */
-export function blockIndex4(t: MergedTable, pairs: Uint32Array): Int32Array {
+/** Int32 words of the IPv4 block index (2^24 blocks, two words each: 128 MiB). */
+export const BLOCK_INDEX4_WORDS = 2 * 2 ** 24;
+
+export function blockIndex4(t: MergedTable, pairs: Uint32Array, direct: Int32Array = new Int32Array(BLOCK_INDEX4_WORDS)): Int32Array {
   const { starts, segs } = t;
-  const direct = new Int32Array(2 * BLOCKS4);
   const n = starts.length;
   for (let s = 0; s < n; s++) {
     const a = starts[s]!;
