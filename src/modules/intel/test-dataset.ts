@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { buildDataset, packagedSources } from './dataset-builder.ts';
 import { FORMAT_VERSION } from './dataset-format.ts';
@@ -7,6 +7,37 @@ import { loadDataset } from './ip-dataset.ts';
 import { writeMmdbFile, type MmdbImage } from './mmdb-writer.ts';
 
 let building: Promise<string> | undefined;
+
+/**
+ * Makes `file` with `make` unless it exists, one process at a time: test files run in parallel
+ * processes, and two building the same cache file at once would race on its temporary name (and
+ * double a minute of CPU). The others wait for the lock holder's file. A lock older than 10 minutes
+ * is a crashed holder's and is taken over.
+ */
+async function once(file: string, make: () => Promise<void>): Promise<void> {
+  mkdirSync(join(file, '..'), { recursive: true });
+  const lock = `${file}.lock`;
+  for (;;) {
+    if (existsSync(file)) return;
+    try {
+      closeSync(openSync(lock, 'wx'));
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 600_000) rmSync(lock, { force: true });
+      } catch {
+        // Released between the two calls.
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    if (!existsSync(file)) await make();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
 
 /**
  * The real dataset built from the installed packages, cached under .cache/ keyed by source versions
@@ -20,8 +51,8 @@ export function ensureRealDataset(): Promise<string> {
     for (const f of ['dataset-builder.ts', 'dataset-format.ts', 'network-type.ts', 'range-table.ts', 'sources.ts']) code.update(readFileSync(join(import.meta.dirname, f)));
     const key = `${Object.values(sources.versions).join('_')}-${code.digest('hex').slice(0, 12)}`;
     const file = join(import.meta.dirname, '../../../.cache', `ip-dataset-f${FORMAT_VERSION}-${key}.bin`);
-    // Another test process may be building it: the builder renames atomically, so a file that exists is whole.
-    if (!existsSync(file)) await buildDataset({ outFile: file, sources });
+    // The builder renames atomically, so a file that exists is whole.
+    await once(file, async () => void (await buildDataset({ outFile: file, sources })));
     return file;
   })();
   return building;
@@ -49,13 +80,13 @@ export function ensureRealMmdb(): Promise<RealMmdb> {
     const file = join(import.meta.dirname, '../../../.cache', `${basename(dataset, '.bin')}-${code.digest('hex').slice(0, 12)}.mmdb`);
     const stats = `${file}.json`;
     // The stats are written after the renamed file, so a file without them is rewritten.
-    if (!existsSync(file) || !existsSync(stats)) {
+    await once(stats, async () => {
       const ds = loadDataset(dataset);
       const t0 = performance.now();
       const info = writeMmdbFile(file, ds.ranges(), mmdbOptions(ds.info.built_at));
       writeFileSync(`${stats}.${process.pid}`, JSON.stringify({ ...info, ms: Math.round(performance.now() - t0), at: new Date().toISOString() }));
       renameSync(`${stats}.${process.pid}`, stats);
-    }
+    });
     return { file, written: JSON.parse(readFileSync(stats, 'utf8')) as RealMmdb['written'] };
   })();
   return writingMmdb;
