@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomRanges4, randomRanges6, rng, words } from './random-ranges.ts';
-import { blockIndex4, compare6, find4, find6, find6Index, find6Indexed, findSegment4, index6, mergeTables4, mergeTables6, NONE, PairInterner, SPLIT, topIndex, V4TableBuilder, V6TableBuilder } from './range-table.ts';
+import { blockIndex4, compare6, find4, find6, find6Index, findSegment4, index6, mergeTables4, mergeTables6, NONE, PairInterner, SPLIT, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 
 describe(V4TableBuilder.name, () => {
   it('should answer exact edges, gaps, merged neighbours and clipped overlaps', () => {
@@ -86,15 +86,16 @@ function checkMerged6(net: { starts: Uint32Array; vals: Uint32Array }, loc: { st
   const pairs = new PairInterner();
   const merged = mergeTables6(net, loc, pairs);
   const pw = pairs.view();
-  const top = topIndex(merged.starts, 4);
-  // A low threshold, so the small random tables get second-level indexes too.
+  // With the default threshold (small tables: the top index alone), and a low one, so the small
+  // random tables get second-level indexes too.
+  const top = index6(merged.starts);
   const idx = index6(merged.starts, 16);
   if (merged.segs.length > 1000) assert.ok(idx.sub.length > 0, 'some blocks have a second-level index');
   for (const ip of ips) {
     const want = [find6(net.starts, net.vals, ip), find6(loc.starts, loc.vals, ip)];
     const p = find6(merged.starts, merged.segs, ip);
     if (pw[2 * p] !== want[0] || pw[2 * p + 1] !== want[1]) assert.deepEqual([pw[2 * p], pw[2 * p + 1]], want, `merged table at ${ip.join(':')}`);
-    if (find6Indexed(merged.starts, merged.segs, top, ip) !== p) assert.equal(find6Indexed(merged.starts, merged.segs, top, ip), p);
+    if (find6Index(merged.starts, merged.segs, top, ip) !== p) assert.equal(find6Index(merged.starts, merged.segs, top, ip), p);
     if (find6Index(merged.starts, merged.segs, idx, ip) !== p) assert.equal(find6Index(merged.starts, merged.segs, idx, ip), p, `two-level index at ${ip.join(':')}`);
   }
   for (let k = 1; k < merged.segs.length; k++) {

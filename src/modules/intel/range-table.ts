@@ -175,21 +175,6 @@ export function find4Indexed(starts: Uint32Array, vals: Uint32Array, top: Uint32
   return lo === 0 ? NONE : vals[lo - 1]!;
 }
 
-export function find6Indexed(starts: Uint32Array, vals: Uint32Array, top: Uint32Array, ip: Uint32Array): number {
-  const w0 = ip[0]!;
-  const h = w0 >>> SHIFT;
-  let lo = top[h]!;
-  let hi = top[h + 1]!;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const b = mid * 4;
-    const s0 = starts[b]!;
-    if (s0 < w0 || (s0 === w0 && compare6(starts, b, ip, 0) <= 0)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo === 0 ? NONE : vals[lo - 1]!;
-}
-
 /**
  * The IPv6 search index: the top-16-bit index, plus, for the few blocks that hold many segments
  * (2603::/16 alone holds some 760,000 in the real data), an index on the next 16 bits, so a lookup
@@ -345,7 +330,8 @@ export function mergeTables6(net: { starts: Uint32Array; vals: Uint32Array }, lo
  * geolocation data.
  */
 /** Int32 words of the IPv4 block index (2^24 blocks, two words each: 128 MiB). */
-export const BLOCK_INDEX4_WORDS = 2 * 2 ** 24;
+const BLOCKS4 = 2 ** 24;
+export const BLOCK_INDEX4_WORDS = 2 * BLOCKS4;
 
 export function blockIndex4(t: MergedTable, pairs: Uint32Array, direct: Int32Array = new Int32Array(BLOCK_INDEX4_WORDS)): Int32Array {
   const { starts, segs } = t;
@@ -371,7 +357,6 @@ export function blockIndex4(t: MergedTable, pairs: Uint32Array, direct: Int32Arr
   return direct;
 }
 
-const BLOCKS4 = 2 ** 24;
 /** Marks a block of blockIndex4 that segment starts cut (record indices are never negative but -1). */
 export const SPLIT = -2;
 

@@ -12,7 +12,6 @@ import { ALL_OPERATIONS, FEED_EXPORT_OPERATIONS, FEED_STREAM_OPERATIONS, OPERATI
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { dropNulls, grpcClient, grpcToJson, type GrpcTestClient } from '../../helpers/grpc-client.ts';
-import { openStream } from '../../helpers/stream-client.ts';
 
 const H = 3_600_000;
 // The test clock's start: 2026-11-22 12:00 UTC.
