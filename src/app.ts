@@ -19,8 +19,7 @@ import { RevisionWatcher } from './modules/intel/engine/revision-watcher.ts';
 import { LookupService } from './modules/lookup/lookup-service.ts';
 import { LookupData } from './modules/lookup/lookup-data.ts';
 import { networkTypeOverride } from './modules/intel/lists/network-type-override.ts';
-import { DatasetLoader } from './modules/intel/ip-dataset.ts';
-import { stat } from 'node:fs/promises';
+import { watchDatasetFile } from './modules/intel/dataset-watch.ts';
 import { dataStatus } from './modules/intel/data-status.ts';
 import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
 import { RecordValidator } from './modules/feeds/feed-records.ts';
@@ -170,40 +169,22 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       w.start(deps.listsRefreshMs ?? 5_000);
     }
   }
-  // The IP dataset: a rebuild (`umbra data build` renames a complete file into place) is noticed by its
-  // file identity and loaded in a worker thread, then swapped in between two requests.
-  let datasetWatcher: RevisionWatcher | undefined;
-  let datasetLoader: DatasetLoader | undefined;
-  if (deps.datasetFile) {
-    const file = deps.datasetFile;
-    const identity = async () => {
-      const st = await stat(file);
-      return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
-    };
-    const loadNew = async () => {
-      const started = Date.now();
-      let next: IpDataset;
-      try {
-        next = await loader.load(file);
-      } catch (e) {
-        // A bad file stays bad: keep answering from the current dataset and wait for the next change.
-        metrics.datasetSwaps.inc({ outcome: 'refused' });
-        logger.error({ file, err: (e as Error).message, data_version: lookupData.view().version.header }, 'IP dataset file changed but cannot be loaded; still serving the previous dataset');
-        return null;
-      }
-      lookupData.swapDataset(next);
-      metrics.datasetSwaps.inc({ outcome: 'swapped' });
-      metrics.datasetBuiltAt.set(next.info.built_at);
-      return { file, ms: Date.now() - started, data_version: lookupData.view().version.header };
-    };
-    datasetLoader = new DatasetLoader();
-    const loader = datasetLoader;
-    loader.start();
-    datasetWatcher = new RevisionWatcher('IP dataset', identity, loadNew, logger);
-    // The dataset given was loaded from this file: remember its identity without loading it again.
-    await datasetWatcher.assume(await identity());
-    datasetWatcher.start(deps.datasetRefreshMs ?? 5_000);
-  }
+  // The IP dataset: a rebuilt file is loaded off the event loop and swapped in (modules/intel/dataset-watch.ts).
+  const datasetWatch = deps.datasetFile
+    ? await watchDatasetFile(
+        deps.datasetFile,
+        lookupData,
+        {
+          swapped: (next) => {
+            metrics.datasetSwaps.inc({ outcome: 'swapped' });
+            metrics.datasetBuiltAt.set(next.info.built_at);
+          },
+          refused: () => metrics.datasetSwaps.inc({ outcome: 'refused' }),
+        },
+        logger,
+        deps.datasetRefreshMs ?? 5_000,
+      )
+    : undefined;
   metrics.datasetBuiltAt.set(lookupData.dataset.info.built_at);
   services.ingest.onSummary((s) => {
     if (s.accepted > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'accepted' }, s.accepted);
@@ -276,7 +257,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     intel,
     refreshLists: async () => void (await Promise.all(watchers.map((w) => w.refresh()))),
     lookupData,
-    reloadDataset: async () => datasetWatcher?.refresh(),
+    reloadDataset: async () => datasetWatch?.refresh(),
     simulator,
     exportScheduler,
     // Once: a second SIGTERM, or a test closing an app it already closed, waits for the first close.
@@ -284,8 +265,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       (closed ??= (async () => {
         await simulator?.stop();
         for (const w of watchers) await w.stop();
-        await datasetWatcher?.stop();
-        await datasetLoader?.close();
+        await datasetWatch?.close();
         intel?.close();
         await exportScheduler?.stop();
         writer?.close();
