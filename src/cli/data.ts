@@ -37,13 +37,18 @@ export function registerData(program: Command): void {
   data
     .command('build')
     .description('build the IP dataset (network owner and location) from the packaged public datasets')
-    .option('--if-missing', 'do nothing when the dataset file exists')
+    .option('--if-missing', 'do nothing when a dataset file this version reads exists')
     .action(
       action(async (out, config, o: { ifMissing?: boolean }) => {
         const c = config();
-        if (o.ifMissing && existsSync(c.datasetFile)) {
-          out.result({ file: c.datasetFile, built: false }, () => `${c.datasetFile} exists; nothing to do`);
-          return;
+        if (o.ifMissing) {
+          const { datasetFileProblem } = await import('../modules/intel/ip-dataset.ts');
+          const problem = datasetFileProblem(c.datasetFile);
+          if (!problem) {
+            out.result({ file: c.datasetFile, built: false }, () => `${c.datasetFile} exists; nothing to do`);
+            return;
+          }
+          out.info(`${problem}: building it`);
         }
         const info = await buildDatasetWithProgress(c, out);
         out.result({ file: c.datasetFile, built: true, info }, () => `dataset: ${c.datasetFile}\n${JSON.stringify(info.counts)}`);

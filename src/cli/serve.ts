@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { readGrpcTls } from '../grpc/server.ts';
 import type { Command } from 'commander';
 import { API_PREFIX } from '../operations.ts';
@@ -17,8 +17,12 @@ export function registerServe(program: Command): void {
       action(async (out, configOf, o: { demo?: boolean }) => {
         const config = configOf();
         mkdirSync(config.dataDir, { recursive: true });
-        if (!existsSync(config.datasetFile)) await buildDatasetWithProgress(config, out);
-        const { loadDataset } = await import('../modules/intel/ip-dataset.ts');
+        const { datasetFileProblem, loadDataset } = await import('../modules/intel/ip-dataset.ts');
+        const problem = datasetFileProblem(config.datasetFile);
+        if (problem) {
+          out.info(`${problem}: building it`);
+          await buildDatasetWithProgress(config, out);
+        }
         const { buildApp } = await import('../app.ts');
         const dataset = loadDataset(config.datasetFile);
         const token = operatorToken(config, true);

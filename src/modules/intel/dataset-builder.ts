@@ -5,7 +5,7 @@ import tzlookup from '@photostructure/tz-lookup';
 import ngeohash from 'ngeohash';
 import type { DatasetInfo } from '../lookup/intel-source.ts';
 import { parseIp } from '../lookup/ip-address.ts';
-import { encodeDataset, LOC_WORDS, NET_WORDS, NO_COORD } from './dataset-format.ts';
+import { encodeDataset, LOC_WORDS, NET_WORDS, NO_COORD, packStrings } from './dataset-format.ts';
 import { classifyNetwork } from './network-type.ts';
 import { mergeTables4, mergeTables6, PairInterner, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 import { mmdbRecord, networkEnd, readAsnCsv, walkMmdb } from './sources.ts';
@@ -190,9 +190,9 @@ export async function buildDataset(options: { outFile: string; sources?: Dataset
   const pairs = new PairInterner();
   const v4 = mergeTables4(v4n, v4l, pairs);
   const v6 = mergeTables6(v6n, v6l, pairs);
-  const parts = encodeDataset(info, strings.list, {
+  const parts = encodeDataset(info, {
     v4Starts: v4.starts, v4Segs: v4.segs, v6Starts: v6.starts, v6Segs: v6.segs, pairs: pairs.view(),
-    netRecords: Uint32Array.from(netRecords), locRecords: Int32Array.from(locRecords),
+    netRecords: Uint32Array.from(netRecords), locRecords: Int32Array.from(locRecords), ...packStrings(strings.list),
   });
   mkdirSync(dirname(options.outFile), { recursive: true });
   const tmp = `${options.outFile}.tmp`;

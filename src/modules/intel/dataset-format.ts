@@ -1,17 +1,24 @@
 import type { DatasetInfo } from '../lookup/intel-source.ts';
 
 /**
- * ip-dataset.bin: 8-byte magic, u32 LE header length, u32 reserved, the JSON header (info, string
- * table, section table), then 8-byte-aligned little-endian typed-array sections, so the loader maps
- * them as views over one buffer without copying.
+ * ip-dataset.bin: 8-byte magic, u32 LE header length, u32 reserved, the JSON header (info, section
+ * table), then 8-byte-aligned little-endian typed-array sections, so the loader maps them as views
+ * over one buffer without copying. The string table is a section too (UTF-8 bytes and offsets), so a
+ * load makes no JavaScript string until a record is first used.
  */
 export const MAGIC = Buffer.from('UMBRAIP\u0001', 'latin1');
-/** 2: one merged table per IP version, whose segments index (network, location) pairs. */
-export const FORMAT_VERSION = 2;
+/**
+ * 2: one merged table per IP version, whose segments index (network, location) pairs.
+ * 3: the string table as packed UTF-8 sections instead of a JSON array in the header.
+ */
+export const FORMAT_VERSION = 3;
 
 /** v4/v6Starts: segment starts (1 or 4 words); v4/v6Segs: each segment's pair index; pairs: (network record | NONE, location record | NONE). */
-export const SECTIONS = ['v4Starts', 'v4Segs', 'v6Starts', 'v6Segs', 'pairs', 'netRecords', 'locRecords'] as const;
+/** strOffsets: string i is strBytes[strOffsets[i] .. strOffsets[i + 1]) (UTF-8). */
+export const SECTIONS = ['v4Starts', 'v4Segs', 'v6Starts', 'v6Segs', 'pairs', 'netRecords', 'locRecords', 'strOffsets', 'strBytes'] as const;
 export type SectionName = (typeof SECTIONS)[number];
+type ByteSection = 'strBytes';
+const BYTE_SECTIONS: ReadonlySet<SectionName> = new Set<SectionName>(['strBytes']);
 
 /** Words per record: network = asn, isp string, type string; location = country, state, city, timezone, geohash strings, lat×1e4, lon×1e4 (lat/lon as int32, NO_COORD when unknown). */
 export const NET_WORDS = 3;
@@ -21,16 +28,25 @@ export const NO_COORD = -0x80000000;
 export interface DatasetHeader {
   format: number;
   info: DatasetInfo;
-  strings: string[];
   /** name → [byte offset from file start, element count] */
   sections: Record<SectionName, [number, number]>;
 }
 
-export type Sections = Record<SectionName, Uint32Array | Int32Array>;
+export type Sections = Record<Exclude<SectionName, ByteSection>, Uint32Array | Int32Array> & Record<ByteSection, Uint8Array>;
+
+/** The string table as the two sections: UTF-8 bytes and the offsets of each string (one more than strings). */
+export function packStrings(strings: readonly string[]): { strOffsets: Uint32Array; strBytes: Uint8Array } {
+  const strOffsets = new Uint32Array(strings.length + 1);
+  let total = 0;
+  for (let i = 0; i < strings.length; i++) strOffsets[i + 1] = total += Buffer.byteLength(strings[i]!);
+  const strBytes = Buffer.alloc(total);
+  for (let i = 0; i < strings.length; i++) strBytes.write(strings[i]!, strOffsets[i]!, 'utf8');
+  return { strOffsets, strBytes: new Uint8Array(strBytes.buffer, strBytes.byteOffset, strBytes.byteLength) };
+}
 
 const align8 = (n: number) => (n + 7) & ~7;
 
-export function encodeDataset(info: DatasetInfo, strings: string[], sections: Sections): Buffer[] {
+export function encodeDataset(info: DatasetInfo, sections: Sections): Buffer[] {
   const table = {} as DatasetHeader['sections'];
   // Offsets depend on the header length, which depends on the offsets' digits: grow the assumed
   // length until the header fits, then pad it with spaces (valid JSON whitespace) to exactly that.
@@ -42,7 +58,7 @@ export function encodeDataset(info: DatasetInfo, strings: string[], sections: Se
       table[name] = [offset, sections[name].length];
       offset = align8(offset + sections[name].byteLength);
     }
-    headerBytes = Buffer.from(JSON.stringify({ format: FORMAT_VERSION, info, strings, sections: table } satisfies DatasetHeader));
+    headerBytes = Buffer.from(JSON.stringify({ format: FORMAT_VERSION, info, sections: table } satisfies DatasetHeader));
     if (headerBytes.length <= assumed) {
       headerBytes = Buffer.concat([headerBytes, Buffer.alloc(assumed - headerBytes.length, 0x20)]);
       break;
@@ -91,9 +107,10 @@ export function sectionViews(base: Uint8Array, table: DatasetHeader['sections'],
   const sections = {} as Sections;
   for (const name of SECTIONS) {
     const [offset, count] = table[name];
-    if (offset + count * 4 > base.length) throw new DatasetFormatError(`${file} is truncated (section ${name}); rebuild it with 'umbra data build'`);
-    const Ctor = name === 'locRecords' ? Int32Array : Uint32Array;
-    sections[name] = new Ctor(base.buffer as ArrayBuffer, base.byteOffset + offset, count);
+    const bytes = BYTE_SECTIONS.has(name) ? 1 : 4;
+    if (offset + count * bytes > base.length) throw new DatasetFormatError(`${file} is truncated (section ${name}); rebuild it with 'umbra data build'`);
+    const Ctor = name === 'strBytes' ? Uint8Array : name === 'locRecords' ? Int32Array : Uint32Array;
+    (sections as Record<SectionName, ArrayBufferView>)[name] = new Ctor(base.buffer as ArrayBuffer, base.byteOffset + offset, count);
   }
   return sections;
 }

@@ -3,7 +3,7 @@ import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { decodeDataset } from './dataset-format.ts';
 import { BLOCK_INDEX4_WORDS } from './range-table.ts';
-import { PackedStrings, prepareIndexes, type WorkerLoaded } from './ip-dataset.ts';
+import { prepareIndexes, type WorkerLoaded } from './ip-dataset.ts';
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /** Blocks this thread (never the event loop) for `ms`. */
@@ -68,10 +68,8 @@ parentPort!.on('message', ({ id, file }: { id: number; file: string }) => {
     const bytes = readAll(file);
     const { header, sections } = decodeDataset(Buffer.from(bytes), file);
     const { direct, v6 } = prepareIndexes(sections, blockIndexMemory());
-    const { strings, ...rest } = header;
-    const packed = PackedStrings.pack(strings);
-    const loaded: WorkerLoaded = { header: rest, stringBytes: packed.bytes, stringOffsets: packed.offsets, bytes, direct, v6 };
-    parentPort!.postMessage({ id, loaded }, [bytes, direct.buffer as ArrayBuffer, v6.top.buffer as ArrayBuffer, v6.subOf.buffer as ArrayBuffer, v6.sub.buffer as ArrayBuffer, packed.bytes, packed.offsets.buffer as ArrayBuffer]);
+    const loaded: WorkerLoaded = { header, bytes, direct, v6 };
+    parentPort!.postMessage({ id, loaded }, [bytes, direct.buffer as ArrayBuffer, v6.top.buffer as ArrayBuffer, v6.subOf.buffer as ArrayBuffer, v6.sub.buffer as ArrayBuffer]);
   } catch (e) {
     parentPort!.postMessage({ id, error: (e as Error).message });
   }

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatV4, formatV6, type ParsedIp } from '../lookup/ip-address.ts';
 import { buildDataset, type LocationRow } from './dataset-builder.ts';
-import { DatasetLoader, loadDataset, loadDatasetAsync } from './ip-dataset.ts';
+import { DatasetLoader, datasetFileProblem, loadDataset, loadDatasetAsync } from './ip-dataset.ts';
+import { FORMAT_VERSION, MAGIC } from './dataset-format.ts';
 import { randomRanges4, randomRanges6, rng, words } from './random-ranges.ts';
 import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 
@@ -101,5 +102,24 @@ describe('loadDataset', () => {
     await assert.rejects(loader.load(join(dir, 'missing.bin')), /ENOENT/);
     const ds = await loader.load(join(dir, 'ds.bin'));
     assert.equal(ds.network({ version: 4, v4: 0x08080808, text: '8.8.8.8' }).isp, 'Google LLC');
+  });
+
+  it('should say why a dataset file needs building (missing, not a dataset, an older format) and nothing for a good one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'umbra-idx-'));
+    writeFileSync(join(dir, 'v4.csv'), '8.8.8.0,8.8.8.255,15169,Google LLC\n');
+    writeFileSync(join(dir, 'v6.csv'), '');
+    await buildDataset({ outFile: join(dir, 'ds.bin'), sources: { asnV4: join(dir, 'v4.csv'), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} } });
+    assert.equal(datasetFileProblem(join(dir, 'ds.bin')), undefined);
+    assert.equal(datasetFileProblem(join(dir, 'none.bin')), `no IP dataset at ${join(dir, 'none.bin')}`);
+    writeFileSync(join(dir, 'junk.bin'), 'junk');
+    assert.match(datasetFileProblem(join(dir, 'junk.bin'))!, /is not an umbra IP dataset \(bad magic\)$/);
+    // A file of the previous format (its string table in the JSON header): built again on upgrade.
+    const header = Buffer.from(JSON.stringify({ format: 2, info: {}, strings: [], sections: {} }));
+    const old = Buffer.alloc(16 + header.length);
+    MAGIC.copy(old, 0);
+    old.writeUInt32LE(header.length, 8);
+    header.copy(old, 16);
+    writeFileSync(join(dir, 'old.bin'), old);
+    assert.equal(datasetFileProblem(join(dir, 'old.bin')), `${join(dir, 'old.bin')} has format 2, this umbra reads ${FORMAT_VERSION}`);
   });
 });

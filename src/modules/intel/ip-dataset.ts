@@ -1,8 +1,8 @@
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type DatasetInfo, type IpDataset, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/intel-source.ts';
 import type { ParsedIp } from '../lookup/ip-address.ts';
-import { decodeDataset, decodeHeader, LOC_WORDS, NET_WORDS, NO_COORD, PREFIX_BYTES, sectionViews, type DatasetHeader, type Sections } from './dataset-format.ts';
+import { DatasetFormatError, decodeDataset, decodeHeader, LOC_WORDS, NET_WORDS, NO_COORD, PREFIX_BYTES, sectionViews, type DatasetHeader, type Sections } from './dataset-format.ts';
 import { blockIndex4, find6Index, findSegment4, index6, NONE, SPLIT, type Index6 } from './range-table.ts';
 
 /**
@@ -75,13 +75,15 @@ class LoadedDataset implements LoadedIpDataset {
   /** The last IPv6 address asked for (4 words as int32) and its records. */
   private readonly last6 = new Int32Array(6);
 
+  private readonly strings: PackedStrings;
+
   constructor(
     readonly info: DatasetInfo,
-    private readonly strings: StringTable,
     private readonly s: Sections,
     /** The lookup indexes when a worker already derived them (loadDatasetAsync). */
     prepared?: PreparedIndexes,
   ) {
+    this.strings = new PackedStrings(s.strBytes, s.strOffsets as Uint32Array);
     this.nets = new LazySlots(s.netRecords.length / NET_WORDS);
     this.locs = new LazySlots(s.locRecords.length / LOC_WORDS);
     this.pairs = s.pairs as Uint32Array;
@@ -199,41 +201,23 @@ export function prepareIndexes(s: Sections, direct?: Int32Array): PreparedIndexe
 /** Loads ip-dataset.bin; refuses a file that is not one, is of another format version, or is truncated. */
 export function loadDataset(file: string): LoadedIpDataset {
   const { header, sections } = decodeDataset(readFileSync(file), file);
-  return new LoadedDataset(header.info, arrayStrings(header.strings), sections);
+  return new LoadedDataset(header.info, sections);
 }
-
-/** The dataset's string table (ISP names, places, zones), read by index when a record is first made. */
-export interface StringTable {
-  at(i: number): string;
-}
-
-const arrayStrings = (strings: string[]): StringTable => ({ at: (i) => strings[i]! });
 
 /**
- * The string table as UTF-8 bytes and offsets: transferred from the loading worker in one piece, so the
- * event loop does not deserialize some 760,000 strings (over 100 ms); each string is decoded on first
- * use and kept.
+ * The dataset's string table (ISP names, places, zones) over the file's bytes: each string is decoded
+ * when a record first needs it, and kept, so a load makes none of its 760,000 strings up front.
  */
-export class PackedStrings implements StringTable {
+class PackedStrings {
   private readonly decoded: LazySlots<string>;
   private readonly bytes: Buffer;
 
   constructor(
-    bytes: ArrayBuffer,
+    bytes: Uint8Array,
     private readonly offsets: Uint32Array,
   ) {
-    this.bytes = Buffer.from(bytes);
+    this.bytes = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.decoded = new LazySlots(offsets.length - 1);
-  }
-
-  static pack(strings: readonly string[]): { bytes: ArrayBuffer; offsets: Uint32Array } {
-    const offsets = new Uint32Array(strings.length + 1);
-    let total = 0;
-    for (let i = 0; i < strings.length; i++) offsets[i + 1] = total += Buffer.byteLength(strings[i]!);
-    const bytes = new ArrayBuffer(total);
-    const view = Buffer.from(bytes);
-    for (let i = 0; i < strings.length; i++) view.write(strings[i]!, offsets[i]!, 'utf8');
-    return { bytes, offsets };
   }
 
   at(i: number): string {
@@ -243,11 +227,9 @@ export class PackedStrings implements StringTable {
   }
 }
 
-/** What the loading worker sends back: the file's bytes, the string table and the derived indexes (all transferred, not copied). */
+/** What the loading worker sends back: the file's bytes and the derived indexes (transferred, not copied). */
 export interface WorkerLoaded {
-  header: Omit<DatasetHeader, 'strings'>;
-  stringBytes: ArrayBuffer;
-  stringOffsets: Uint32Array;
+  header: DatasetHeader;
   bytes: ArrayBuffer;
   direct: Int32Array;
   v6: Index6;
@@ -277,7 +259,7 @@ export class DatasetLoader {
       try {
         const l = m.loaded;
         const sections = sectionViews(new Uint8Array(l.bytes), l.header.sections, w.file);
-        w.resolve(new LoadedDataset(l.header.info, new PackedStrings(l.stringBytes, l.stringOffsets), sections, { direct: l.direct, v6: l.v6 }));
+        w.resolve(new LoadedDataset(l.header.info, sections, { direct: l.direct, v6: l.v6 }));
       } catch (e) {
         w.reject(e as Error);
       }
@@ -317,6 +299,22 @@ export async function loadDatasetAsync(file: string): Promise<LoadedIpDataset> {
     return await loader.load(file);
   } finally {
     await loader.close();
+  }
+}
+
+/**
+ * Why the dataset file cannot be used as it is (missing, not a dataset, another format version,
+ * truncated header), or undefined when its header reads: `umbra serve` and `data build --if-missing`
+ * build it again in those cases, so an upgrade that changes the format needs no manual step.
+ */
+export function datasetFileProblem(file: string): string | undefined {
+  if (!existsSync(file)) return `no IP dataset at ${file}`;
+  try {
+    readDatasetHeader(file);
+    return undefined;
+  } catch (e) {
+    if (e instanceof DatasetFormatError) return e.message.replace(/; rebuild it with .*$/, '');
+    throw e;
   }
 }
 
