@@ -136,8 +136,9 @@ export class ParquetWriter {
     if (files.length === 0) return this.enqueue(() => this.writeEmpty(feed, outFile, kv));
     const reference = await this.referenceFooter(feed);
     const wantSchema = JSON.stringify(schemaOf(feed));
-    const inputs = await Promise.all(files.map((f) => open(f, 'r')));
+    const inputs: FileHandle[] = [];
     try {
+      for (const f of files) inputs.push(await open(f, 'r'));
       const parts = await Promise.all(inputs.map(readParts));
       for (const [i, p] of parts.entries()) {
         const ikv = new Map(footerKv(p.meta));
