@@ -4,7 +4,11 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FEEDS } from '../feeds/feed-catalog.ts';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { parquetMetadata } from 'hyparquet';
+import { FEEDS, type FeedDef } from '../feeds/feed-catalog.ts';
+import { CT, decodeStruct, encodeStruct, MergeRefused } from './parquet-footer.ts';
+import { recordsOf } from './parquet-fixtures.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 import { readParquet } from './parquet-test-reader.ts';
 
@@ -158,5 +162,131 @@ describe(`${ParquetWriter.name} from files`, () => {
     assert.deepEqual({ kind: pq.kv.kind, hour: pq.kv.hour, feed: pq.kv.feed }, { kind: 'daily', hour: undefined, feed: 'honeypot_adb' });
     await assert.rejects(writer.concatParquet(FEEDS.honeypot_adb, files, join(dir, 'bad.parquet'), {}, 6011), /6010 rows read/);
     assert.equal((await writer.concatParquet(FEEDS.honeypot_adb, [], join(dir, 'none.parquet'))).rows, 0);
+  });
+});
+
+describe(`${ParquetWriter.name} merging row groups`, () => {
+  let dir: string;
+  let writer: ParquetWriter;
+  let db: DuckDBInstance;
+  let con: DuckDBConnection;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'umbra-pqm-'));
+    writer = await ParquetWriter.create({ spoolDir: join(dir, 'spool'), threads: 2 });
+    db = await DuckDBInstance.create(':memory:');
+    con = await db.connect();
+  });
+  after(() => {
+    writer.close();
+    con.closeSync();
+    db.closeSync();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Hourly-like files of `feed` with these row counts (0: an hour with an empty file). */
+  const hours = async (feed: FeedDef, counts: readonly number[], tag: string) => {
+    const files: string[] = [];
+    let from = 0;
+    for (const [h, n] of counts.entries()) {
+      files.push(join(dir, `${tag}-${feed.id}-${h}.parquet`));
+      await writer.write(feed, linesOf(recordsOf(feed, from, n)), files[h]!, { kind: 'hourly', date: '2026-11-21', hour: String(h) });
+      from += n;
+    }
+    return files;
+  };
+  const duckRows = async (files: string | readonly string[], where = '') =>
+    (await con.runAndReadAll(`SELECT * FROM read_parquet(${JSON.stringify(files).replaceAll('"', "'")}) ${where}`)).getRowsJson();
+  const footerOf = (bytes: Buffer) => bytes.subarray(bytes.length - 8 - bytes.readUInt32LE(bytes.length - 8), bytes.length - 8);
+  const dataOf = (bytes: Buffer) => bytes.subarray(4, bytes.length - 8 - footerOf(bytes).length);
+  const footerField = (file: string, id: number) => {
+    const f = decodeStruct(footerOf(readFileSync(file))).struct.fields.find((x) => x.id === id);
+    return f && encodeStruct({ type: CT.STRUCT, fields: [f] });
+  };
+
+  it('should give exactly the inputs\' rows in order for every feed, read by DuckDB and by hyparquet, with the COPY\'s schema and key-values', async () => {
+    for (const feed of Object.values(FEEDS)) {
+      const files = await hours(feed, [300, 0, 1, 0, 250], 'all');
+      const kv = { kind: 'daily', date: '2026-11-21' };
+      const out = join(dir, `day-${feed.id}.parquet`);
+      const info = await writer.concatParquet(feed, files, out, kv, 551);
+      assert.equal(info.via, 'merge', feed.id);
+      const bytes = readFileSync(out);
+      assert.equal(info.sha256, createHash('sha256').update(bytes).digest('hex'));
+      assert.equal(info.size, bytes.length);
+      assert.equal(info.rows, 551);
+      // Nothing re-encoded: the inputs' data regions, byte for byte, one after the other.
+      assert.ok(dataOf(bytes).equals(Buffer.concat(files.map((f) => dataOf(readFileSync(f))))), feed.id);
+
+      const inputs = await Promise.all(files.map((f) => readParquet(f)));
+      const merged = await readParquet(out);
+      assert.equal(merged.numRows, 551);
+      assert.deepEqual(merged.rows, inputs.flatMap((p) => p.rows), `${feed.id}: hyparquet`);
+      assert.deepEqual(await duckRows(out), await duckRows(files), `${feed.id}: DuckDB`);
+      // A filter DuckDB answers with the last input's dictionary and bloom filter (a value only it holds).
+      const col = feed.parquet.find((c) => c.type === 'VARCHAR')!;
+      const where = `WHERE "${col.name}" IN ('${col.name}-485', '${col.name}-388')`;
+      const found = await duckRows(out, where);
+      assert.ok(found.length > 0, feed.id);
+      assert.deepEqual(found, await duckRows(files, where), `${feed.id}: filtered`);
+
+      // The same footer key-values and schema as the DuckDB COPY of the same files.
+      const copied = join(dir, `copy-${feed.id}.parquet`);
+      await writer.copyConcatParquet(feed, files, copied, kv, 551);
+      const viaCopy = await readParquet(copied);
+      assert.deepEqual(merged.kv, viaCopy.kv, feed.id);
+      assert.deepEqual(merged.fields, feed.parquet.map((c) => ({ name: c.name, type: c.type })), feed.id);
+      assert.deepEqual(info.schema, (await writer.copyConcatParquet(feed, files, copied, kv)).schema);
+      for (const id of [2, 5]) assert.ok(footerField(out, id)!.equals(footerField(copied, id)!), `${feed.id}: footer field ${id} as COPY writes it`);
+      assert.deepEqual(await duckRows(out), await duckRows(copied), `${feed.id}: same rows as the COPY`);
+    }
+  });
+
+  it('should shift offsets right past many row groups: bloom-filtered and projected reads of later inputs find their rows', async () => {
+    // 130,000 rows make DuckDB write two row groups (122,880 rows each at most) in the first file.
+    const files = await hours(FEEDS.anonymizers, [130_000, 0, 5000, 1], 'big');
+    const out = join(dir, 'big-day.parquet');
+    const info = await writer.mergeParquet(FEEDS.anonymizers, files, out, { kind: 'daily' }, 135_001);
+    const meta = parquetMetadata(new Uint8Array(readFileSync(out)).buffer);
+    assert.equal(meta.row_groups.length, 4);
+    assert.equal(info.rows, 135_001);
+    const q = async (sql: string) => (await con.runAndReadAll(sql.replaceAll('$F', `'${out}'`))).getRowsJson();
+    // provider values repeat every 20 rows (dictionary + bloom filter); 'provider-7' rows exist in every input but the empty ones.
+    assert.deepEqual(await q(`SELECT count(*) FROM $F WHERE provider = 'provider-7'`), await q(`SELECT count(*) FROM read_parquet([${files.map((f) => `'${f}'`)}]) WHERE provider = 'provider-7'`));
+    // A value only the third input holds: found through that input's (shifted) dictionary and bloom filter.
+    assert.deepEqual(await q(`SELECT timestamp FROM $F WHERE range_start = 'range_start-130077'`), [['1795000130077']]);
+    assert.deepEqual(await q(`SELECT range_start, asn FROM $F WHERE timestamp = 1795000135000`), [['range_start-0', '4200135000']]);
+    assert.deepEqual(await q(`SELECT count(*), min(asn), max(asn) FROM $F`), [['135001', '4200000000', '4200135000']].map((r) => r.map(String)));
+  });
+
+  it('should merge a single input into a file with the daily key-values', async () => {
+    const [file] = await hours(FEEDS.honeypot_https, [40], 'one');
+    const out = join(dir, 'one-day.parquet');
+    const info = await writer.concatParquet(FEEDS.honeypot_https, [file!], out, { kind: 'daily', date: '2026-11-21' });
+    assert.equal(info.via, 'merge');
+    const pq = await readParquet(out);
+    assert.deepEqual(pq.rows, (await readParquet(file!)).rows);
+    assert.deepEqual({ kind: pq.kv.kind, date: pq.kv.date, hour: pq.kv.hour }, { kind: 'daily', date: '2026-11-21', hour: undefined });
+  });
+
+  it('should refuse inputs of another schema or feed, and then concatenate with the COPY, casting to the catalog types', async () => {
+    const [good] = await hours(FEEDS.proxies, [20], 'mix');
+    // A proxies file whose asn is BIGINT (an older writer): same names, same footer key-values.
+    const old = join(dir, 'old-proxies.parquet');
+    const kv = `{'feed': 'proxies', 'schema': '${JSON.stringify({ fields: FEEDS.proxies.parquet.map((c) => ({ name: c.name, type: c.type })) })}'}`;
+    await con.run(`COPY (SELECT 'i' AS ip, 'p' AS provider, 't' AS type, 5::BIGINT AS timestamp, 'DE' AS country_code, 4200000000::BIGINT AS asn)
+      TO '${old}' (FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kv})`);
+    const out = join(dir, 'mix-day.parquet');
+    await assert.rejects(writer.mergeParquet(FEEDS.proxies, [good!, old], out), MergeRefused);
+    const info = await writer.concatParquet(FEEDS.proxies, [good!, old], out, { kind: 'daily' }, 21);
+    assert.equal(info.via, 'copy');
+    const pq = await readParquet(out);
+    assert.equal(pq.fields.find((f) => f.name === 'asn')?.type, 'UBIGINT');
+    assert.equal(pq.rows.at(-1)!.asn, 4_200_000_000n);
+    // ja4t has proxies' columns and more: never merged as proxies.
+    const [other] = await hours(FEEDS.ja4t, [3], 'mix');
+    await assert.rejects(writer.mergeParquet(FEEDS.proxies, [good!, other!], out), MergeRefused);
+    await assert.rejects(writer.mergeParquet(FEEDS.ja4t, [other!, good!], out), MergeRefused);
+    // A row count other than recorded is an error on the merge path too, not a fallback.
+    await assert.rejects(writer.concatParquet(FEEDS.proxies, [good!], out, {}, 19), /20 rows read/);
   });
 });

@@ -2,10 +2,11 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { constants } from 'node:fs';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ColumnType, FeedDef } from '../feeds/feed-catalog.ts';
+import { encodeStruct, footerKv, footerLength, mergeFooters, MergeRefused, parseFooter, type ParquetParts, type ThriftStruct } from './parquet-footer.ts';
 
 export interface ParquetSchema {
   fields: { name: string; type: ColumnType }[];
@@ -42,7 +43,8 @@ export const schemaOf = (feed: FeedDef): ParquetSchema => ({ fields: feed.parque
  * with explicit column types, in C++: no JSON.parse or per-row call from JS. That works for every
  * FeedLog backend because the spool is ours. (A typed appender was measured 2-3x slower; see bench/.)
  * Faster paths skip the spool: writeNdjsonFiles reads a local log's own files, concatParquet merges
- * files this writer made. DuckDB keeps insertion order, so the same input always gives the same bytes.
+ * files this writer made (at the row-group level, without DuckDB, when their schemas allow). DuckDB
+ * keeps insertion order, so the same input always gives the same bytes.
  */
 export class ParquetWriter {
   private constructor(
@@ -86,11 +88,29 @@ export class ParquetWriter {
 
   /**
    * Concatenates parquet files this writer made for the same feed (its columns), in the order given,
-   * into `outFile`: the daily rollup as one COPY over the hourly files. Columns are cast to the
-   * catalog's types, so the output's schema never depends on the inputs'. When `expectRows` is given
-   * (the rows the catalog recorded for the inputs), any other count is an error.
+   * into `outFile`: the daily rollup. Merged at the row-group level when it can be (mergeParquet: the
+   * inputs' column chunks copied as they are under one new footer), else one DuckDB COPY that reads
+   * and writes every row again (copyConcatParquet). Either way the output has the catalog's schema and
+   * footer key-values, and when `expectRows` is given (the rows the catalog recorded for the inputs),
+   * any other count is an error. `via` says which way it went.
    */
-  concatParquet(feed: FeedDef, files: readonly string[], outFile: string, kv: Record<string, string> = {}, expectRows?: number): Promise<ParquetFileInfo> {
+  async concatParquet(
+    feed: FeedDef, files: readonly string[], outFile: string, kv: Record<string, string> = {}, expectRows?: number,
+  ): Promise<ParquetFileInfo & { via: 'merge' | 'copy' }> {
+    try {
+      return { ...(await this.mergeParquet(feed, files, outFile, kv, expectRows)), via: 'merge' };
+    } catch (e) {
+      if (!(e instanceof MergeRefused)) throw e;
+      await rm(outFile, { force: true });
+      return { ...(await this.copyConcatParquet(feed, files, outFile, kv, expectRows)), via: 'copy' };
+    }
+  }
+
+  /**
+   * The DuckDB way of concatenating: one COPY over the files with every column cast to the catalog's
+   * type, so the output's schema never depends on the inputs'. Decodes and encodes every row.
+   */
+  copyConcatParquet(feed: FeedDef, files: readonly string[], outFile: string, kv: Record<string, string> = {}, expectRows?: number): Promise<ParquetFileInfo> {
     return this.enqueue(async () => {
       if (files.length === 0) return this.writeEmpty(feed, outFile, kv);
       const select = feed.parquet.map((c) => `CAST(${ident(c.name)} AS ${c.type}) AS ${ident(c.name)}`).join(', ');
@@ -99,6 +119,101 @@ export class ParquetWriter {
       if (expectRows !== undefined && rows !== expectRows) throw new Error(`parquet writer: ${rows} rows read from ${files.length} files that should hold ${expectRows}`);
       return { ...(await digest(outFile)), rows, schema: schemaOf(feed) };
     });
+  }
+
+  /**
+   * Merges parquet files this writer made for `feed` at the row-group level: "PAR1", each input's
+   * data region (its bytes between the leading magic and its footer) copied as is, then one footer
+   * listing every row group of every input with offsets shifted (mergeFooters), the same footer
+   * key-values a COPY gives, its length and "PAR1". Rows stay in input order. Pure I/O: the bytes
+   * are streamed through one pair of buffers and hashed on the way.
+   *
+   * Throws MergeRefused, before writing anything, unless every input has exactly the schema this
+   * writer gives the feed today (compared with a zero-row file it writes once per feed) and this
+   * feed's footer key-values; the caller then writes the rows again (concatParquet does).
+   */
+  async mergeParquet(feed: FeedDef, files: readonly string[], outFile: string, kv: Record<string, string> = {}, expectRows?: number): Promise<ParquetFileInfo> {
+    if (files.length === 0) return this.enqueue(() => this.writeEmpty(feed, outFile, kv));
+    const reference = await this.referenceFooter(feed);
+    const wantSchema = JSON.stringify(schemaOf(feed));
+    const inputs: FileHandle[] = [];
+    try {
+      for (const f of files) inputs.push(await open(f, 'r'));
+      const parts = await Promise.all(inputs.map(readParts));
+      for (const [i, p] of parts.entries()) {
+        const ikv = new Map(footerKv(p.meta));
+        if (ikv.get('feed') !== feed.id || ikv.get('schema') !== wantSchema) throw new MergeRefused(`parquet merge: ${files[i]} is not a ${feed.id} file of the current schema`);
+      }
+      const { meta, numRows } = mergeFooters(parts, reference, Object.entries(footerKvOf(feed, kv)));
+      const rows = Number(numRows);
+      if (expectRows !== undefined && rows !== expectRows) throw new Error(`parquet writer: ${rows} rows read from ${files.length} files that should hold ${expectRows}`);
+      const footer = encodeStruct(meta);
+      const hash = createHash('sha256');
+      const out = await open(outFile, 'w');
+      let size = 0;
+      let pending: Promise<void> = Promise.resolve();
+      const put = async (b: Buffer) => {
+        hash.update(b);
+        size += b.length;
+        await pending;
+        pending = writeAll(out, b);
+      };
+      try {
+        await put(MAGIC);
+        const bufs = [Buffer.allocUnsafe(COPY_CHUNK), Buffer.allocUnsafe(COPY_CHUNK)];
+        let which = 0;
+        for (const [i, fh] of inputs.entries()) {
+          for (let pos = 4; pos < parts[i]!.dataEnd; ) {
+            // Fill one buffer while the other is being written.
+            const buf = bufs[which]!;
+            which ^= 1;
+            const n = Math.min(COPY_CHUNK, parts[i]!.dataEnd - pos);
+            await readFully(fh, buf, n, pos);
+            await put(buf.subarray(0, n));
+            pos += n;
+          }
+        }
+        const tail = Buffer.allocUnsafe(8);
+        tail.writeUInt32LE(footer.length, 0);
+        MAGIC.copy(tail, 4);
+        await put(footer);
+        await put(tail);
+        await pending;
+      } finally {
+        await pending.catch(() => {});
+        await out.close();
+      }
+      return { sha256: hash.digest('hex'), size, rows, schema: schemaOf(feed) };
+    } finally {
+      await Promise.all(inputs.map((fh) => fh.close()));
+    }
+  }
+
+  private readonly references = new Map<string, Promise<ThriftStruct>>();
+
+  /** The footer of a zero-row file of `feed` as this writer (this DuckDB) writes it: the schema merged files must have. */
+  private referenceFooter(feed: FeedDef): Promise<ThriftStruct> {
+    let ref = this.references.get(feed.id);
+    if (!ref) {
+      ref = this.enqueue(async () => {
+        await mkdir(this.spoolDir, { recursive: true });
+        const file = join(this.spoolDir, `umbra-schema-${randomBytes(8).toString('hex')}.parquet`);
+        try {
+          await this.writeEmpty(feed, file, {});
+          const fh = await open(file, 'r');
+          try {
+            return (await readParts(fh)).meta;
+          } finally {
+            await fh.close();
+          }
+        } finally {
+          await rm(file, { force: true });
+        }
+      });
+      this.references.set(feed.id, ref);
+      ref.catch(() => this.references.delete(feed.id));
+    }
+    return ref;
   }
 
   private enqueue<T>(job: () => Promise<T>): Promise<T> {
@@ -237,9 +352,43 @@ const ident = (s: string): string => `"${s.replaceAll('"', '""')}"`;
 const kvLiteral = (kv: Record<string, string>): string => `{${Object.entries(kv).map(([k, v]) => `${lit(k)}: ${lit(v)}`).join(', ')}}`;
 const listLit = (files: readonly string[]): string => `[${files.map(lit).join(', ')}]`;
 
-/** zstd, and the feed and schema in the footer. No row_count: the footer's num_rows is it. */
-const copyOptions = (feed: FeedDef, kv: Record<string, string>): string =>
-  `(FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kvLiteral({ ...kv, feed: feed.id, schema: JSON.stringify(schemaOf(feed)) })})`;
+/** The footer key-values of a feed's file: the caller's, then the feed and its schema. No row_count: the footer's num_rows is it. */
+const footerKvOf = (feed: FeedDef, kv: Record<string, string>): Record<string, string> => ({ ...kv, feed: feed.id, schema: JSON.stringify(schemaOf(feed)) });
+
+/** zstd, and the footer key-values. */
+const copyOptions = (feed: FeedDef, kv: Record<string, string>): string => `(FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kvLiteral(footerKvOf(feed, kv))})`;
+
+const MAGIC = Buffer.from('PAR1', 'latin1');
+/** The merge's copy buffers (two): large reads and writes, a few MB of memory. */
+const COPY_CHUNK = 4 << 20;
+
+/** A parquet file's footer and data region, from its first 4 and last 8 bytes and the footer. */
+async function readParts(fh: FileHandle): Promise<ParquetParts> {
+  const size = (await fh.stat()).size;
+  if (size < 12) throw new MergeRefused('parquet: file too short');
+  const head = Buffer.allocUnsafe(4);
+  await readFully(fh, head, 4, 0);
+  if (!head.equals(MAGIC)) throw new MergeRefused('parquet: no leading PAR1 magic');
+  const tail = Buffer.allocUnsafe(8);
+  await readFully(fh, tail, 8, size - 8);
+  const len = footerLength(tail);
+  if (len > size - 12) throw new MergeRefused('parquet: footer longer than the file');
+  const footer = Buffer.allocUnsafe(len);
+  await readFully(fh, footer, len, size - 8 - len);
+  return parseFooter(footer, size);
+}
+
+async function readFully(fh: FileHandle, buf: Buffer, n: number, position: number): Promise<void> {
+  for (let got = 0; got < n; ) {
+    const { bytesRead } = await fh.read(buf, got, n - got, position + got);
+    if (bytesRead === 0) throw new Error('parquet merge: file shorter than its footer says');
+    got += bytesRead;
+  }
+}
+
+async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
+  for (let done = 0; done < buf.length; ) done += (await fh.write(buf, done, buf.length - done)).bytesWritten;
+}
 
 /** SHA-256 and size of a file: one reused buffer and no stream machinery (the rollup hashes 24 small files). */
 export async function digest(file: string): Promise<{ sha256: string; size: number }> {

@@ -104,6 +104,7 @@ describe('daily rollup sources', () => {
     assert.deepEqual(sources.rewritten, [7, 10]);
     assert.deepEqual(sources.reused, hoursWith().filter((h) => h !== 7 && h !== 10));
     assert.deepEqual(sources.fromLog, []);
+    assert.equal(sources.concat, 'merge', 'reused and rewritten hours alike are merged at the row-group level');
     assert.equal(snap.rows, 23 * 4 + 3);
     assert.deepEqual(rows, allRows());
     assert.deepEqual(await deps.store.list(`${FEED}/`), [snap.key], 'hourly objects deleted');

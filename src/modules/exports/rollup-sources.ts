@@ -14,6 +14,12 @@ export interface DaySources {
   rewritten: number[];
   /** Hours read in one pass from the log (nothing was reusable, or the log cannot tell). */
   fromLog: number[];
+  /**
+   * How the hour files became the day (absent on the one-pass path): `merge`, their row groups
+   * copied under one new footer, or `copy`, DuckDB reading and writing every row (their schemas
+   * differ from what the writer gives the feed today).
+   */
+  concat?: 'merge' | 'copy';
 }
 
 /**
@@ -23,7 +29,8 @@ export interface DaySources {
  * from (no late record since), its schema is the feed's current one, and the bytes fetched from the
  * store hash to the checksum the catalog recorded (a key is reused daily, so the object may be a
  * newer day's). Any other hour with records is written again from the log into the work dir. Then
- * one COPY over the hourly files in hour order writes the day. When nothing is reusable, or the log
+ * the hour files are merged in hour order at the row-group level (ParquetWriter.concatParquet: their
+ * column chunks copied under one new footer; a DuckDB COPY when their schemas do not allow it). When nothing is reusable, or the log
  * has no versions (FeedLog.hourFile), the day is written straight from the log in one pass.
  * Rows are the log's valid records either way, in log order: hour by hour, append order within.
  */
@@ -64,7 +71,7 @@ export async function writeDay(deps: ExportJobDeps, feed: FeedId, date: string, 
   try {
     /** Rows of the hours written again from the log (once, even when a second merge follows). */
     const rewritten = new Map<number, number>();
-    /** One COPY over the hours in order: `trusted` ones from their hourly file, the rest written again. */
+    /** The hours merged in order: `trusted` ones from their hourly file, the rest written again. */
     const merge = async (trusted: readonly boolean[]) => {
       const sources: DaySources = { reused: [], rewritten: [], fromLog: [] };
       let expect = 0;
@@ -83,13 +90,14 @@ export async function writeDay(deps: ExportJobDeps, feed: FeedId, date: string, 
         expect += rows;
         sources.rewritten.push(p.hour);
       }
-      return { ...(await deps.writer.concatParquet(def, present.map((p) => fileOf(p.hour)), outFile, kv, expect)), sources };
+      const { via, ...info } = await deps.writer.concatParquet(def, present.map((p) => fileOf(p.hour)), outFile, kv, expect);
+      return { ...info, sources: { ...sources, concat: via } };
     };
     // A fetch that fails (a remote store's hiccup) only costs that hour a rewrite from the log.
     const fetch = (key: string, file: string) => fetchToFile(deps.store, key, file).catch(async () => (await rm(file, { force: true }), false));
     const fetched = await Promise.all(present.map((p) => (p.snap ? fetch(p.snap.key, fileOf(p.hour)) : false)));
-    // The fetched files are hashed while DuckDB already merges them: a mismatch is rare, and then
-    // those hours are written again and the merge redone. DuckDB reads the very files hashed.
+    // The fetched files are hashed while they are already being merged: a mismatch is rare, and then
+    // those hours are written again and the merge redone. The merge reads the very files hashed.
     const verifying = Promise.all(present.map(async (p, i) => fetched[i] === true && (await digest(fileOf(p.hour))).sha256 === p.snap!.checksum));
     const [first, verified] = await Promise.all([merge(fetched).then((r) => ({ r }), (e: unknown) => ({ e })), verifying]);
     if (verified.every((v, i) => v === fetched[i])) {
