@@ -20,6 +20,7 @@ import { LookupService } from './modules/lookup/lookup-service.ts';
 import { LookupData } from './modules/lookup/lookup-data.ts';
 import { networkTypeOverride } from './modules/intel/lists/network-type-override.ts';
 import { watchDatasetFile } from './modules/intel/dataset-watch.ts';
+import type { DatasetLoader } from './modules/intel/ip-dataset.ts';
 import { dataStatus } from './modules/intel/data-status.ts';
 import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
 import { RecordValidator } from './modules/feeds/feed-records.ts';
@@ -51,6 +52,8 @@ export interface AppDeps {
   datasetFile?: string;
   /** How often the dataset file is checked for a rebuild (ms, default 5000). */
   datasetRefreshMs?: number;
+  /** The loader `dataset` came from (serve loads through it, so later swaps reuse its memory). */
+  datasetLoader?: DatasetLoader;
   clock?: Clock;
   crypto?: KeyCrypto;
   stores?: Stores;
@@ -183,6 +186,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         },
         logger,
         deps.datasetRefreshMs ?? 5_000,
+        deps.datasetLoader,
       )
     : undefined;
   metrics.datasetBuiltAt.set(lookupData.dataset.info.built_at);

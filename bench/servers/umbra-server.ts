@@ -1,12 +1,12 @@
 // umbra on the embedded default with the real IP dataset: auth, rate limits and credits all on,
 // with the bench team's limits raised so the load measures the service, not the 100/s bucket.
 // `--no-fast-path`: every request through fastify's pipeline (the lookup fast path off), for comparison.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../src/app.ts';
 import { parseConfig } from '../../src/config.ts';
-import { loadDataset } from '../../src/modules/intel/ip-dataset.ts';
+import { DatasetLoader, loadDataset } from '../../src/modules/intel/ip-dataset.ts';
 import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-'));
@@ -14,9 +14,13 @@ const config = parseConfig({ UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn' });
 // `--dataset-file F`: serve (and watch) a copy of the dataset at F; SIGHUP reloads it, as `umbra serve` does.
 const fileArg = process.argv.indexOf('--dataset-file');
 const datasetFile = fileArg > 0 ? process.argv[fileArg + 1] : undefined;
+// With a watched file, loaded as `umbra serve` loads it: through the loader whose memory swaps reuse.
+const loader = datasetFile ? new DatasetLoader() : undefined;
+loader?.reserve(statSync(datasetFile!).size);
 const app = await buildApp(config, {
-  dataset: loadDataset(datasetFile ?? (await ensureRealDataset())),
+  dataset: loader ? await loader.load(datasetFile!) : loadDataset(await ensureRealDataset()),
   datasetFile,
+  datasetLoader: loader,
   datasetRefreshMs: 3_600_000,
   fastPath: !process.argv.includes('--no-fast-path'),
 });

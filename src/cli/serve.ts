@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { readGrpcTls } from '../grpc/server.ts';
 import type { Command } from 'commander';
 import { API_PREFIX } from '../operations.ts';
@@ -17,18 +17,21 @@ export function registerServe(program: Command): void {
       action(async (out, configOf, o: { demo?: boolean }) => {
         const config = configOf();
         mkdirSync(config.dataDir, { recursive: true });
-        const { datasetFileProblem, loadDataset } = await import('../modules/intel/ip-dataset.ts');
+        const { datasetFileProblem, DatasetLoader } = await import('../modules/intel/ip-dataset.ts');
         const problem = datasetFileProblem(config.datasetFile);
         if (problem) {
           out.info(`${problem}: building it`);
           await buildDatasetWithProgress(config, out);
         }
         const { buildApp } = await import('../app.ts');
-        const dataset = loadDataset(config.datasetFile);
+        // Loaded into the loader's shared memory, which later swaps of a rebuilt file reuse (ip-dataset.ts).
+        const loader = new DatasetLoader();
+        loader.reserve(statSync(config.datasetFile).size);
+        const dataset = await loader.load(config.datasetFile);
         const token = operatorToken(config, true);
         const app = await buildApp(
           { ...config, operatorToken: token, signingKeys: signingKeys(config) },
-          { dataset, datasetFile: config.datasetFile, defaultMetrics: true, simulate: Boolean(o.demo), exportJobs: config.exportJobs },
+          { dataset, datasetFile: config.datasetFile, datasetLoader: loader, defaultMetrics: true, simulate: Boolean(o.demo), exportJobs: config.exportJobs },
         );
         const address = await app.http.listen({ port: config.httpPort, host: config.host });
         const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(app.http.server.address() as { port: number }).port}`;

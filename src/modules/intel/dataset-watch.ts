@@ -27,13 +27,16 @@ export async function watchDatasetFile(
   events: DatasetWatchEvents,
   logger: WatcherLogger & { error(obj: object, msg: string): void },
   intervalMs: number,
+  /** The loader `data`'s dataset came from, if any (its arenas are reused); else a new one. */
+  loader: DatasetLoader = new DatasetLoader(),
 ): Promise<DatasetWatch> {
   const identity = async () => {
     const st = await stat(file);
     return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
   };
-  const loader = new DatasetLoader();
   loader.start();
+  // Both arenas now, before serving: no later swap hands V8 new memory to account for.
+  loader.reserve((await stat(file)).size);
   const loadNew = async () => {
     const started = Date.now();
     let next: IpDataset;

@@ -17,31 +17,33 @@ const pause = (ms: number) => Atomics.wait(sleeper, 0, 0, ms);
 const STEP = 2 << 20;
 const PAUSE_MS = 2;
 
-/** Reads the whole file into one transferable buffer (readFileSync's may be pooled or not transferable), in steps. */
-function readAll(file: string): ArrayBuffer {
+/**
+ * Reads the whole file into `into` (the arena's first bytes), in steps; returns its size. The file may
+ * not fit: the caller sized the arena from a stat that a rename can outdate, so that is an error
+ * the next load (with a fresh stat) recovers from.
+ */
+function readInto(file: string, into: Uint8Array): number {
   const fd = openSync(file, 'r');
   try {
     const size = fstatSync(fd).size;
-    const bytes = new ArrayBuffer(size);
-    const view = new Uint8Array(bytes);
+    if (size > into.length) throw new Error(`${file} grew to ${size} bytes while being loaded; retrying at the next change`);
     for (let at = 0; at < size; ) {
-      const n = readSync(fd, view, at, Math.min(size - at, STEP), at);
+      const n = readSync(fd, into, at, Math.min(size - at, STEP), at);
       if (n === 0) break;
       at += n;
       pause(PAUSE_MS);
     }
-    return bytes;
+    return size;
   } finally {
     closeSync(fd);
   }
 }
 
-/** The IPv4 block index's 128 MiB, touched in steps before the index is written into it. */
-function blockIndexMemory(): Int32Array {
-  const direct = new Int32Array(BLOCK_INDEX4_WORDS);
+/** The arena's IPv4 block index words, zeroed in steps before the index is written into them. */
+function blockIndexMemory(direct: Int32Array): Int32Array {
   const words = STEP / 4;
   for (let at = 0; at < direct.length; at += words) {
-    direct.fill(0, at, at + words);
+    direct.fill(0, at, Math.min(direct.length, at + words));
     pause(PAUSE_MS);
   }
   return direct;
@@ -63,13 +65,14 @@ function yieldCpu(): void {
 
 yieldCpu();
 // One load per request message; the thread stays (started with the server, so a swap pays no start-up).
-parentPort!.on('message', ({ id, file }: { id: number; file: string }) => {
+parentPort!.on('message', ({ id, file, arena, directAt }: { id: number; file: string; arena: SharedArrayBuffer; directAt: number }) => {
   try {
-    const bytes = readAll(file);
-    const { header, sections } = decodeDataset(Buffer.from(bytes), file);
-    const { direct, v6 } = prepareIndexes(sections, blockIndexMemory());
-    const loaded: WorkerLoaded = { header, bytes, direct, v6 };
-    parentPort!.postMessage({ id, loaded }, [bytes, direct.buffer as ArrayBuffer, v6.top.buffer as ArrayBuffer, v6.subOf.buffer as ArrayBuffer, v6.sub.buffer as ArrayBuffer]);
+    const size = readInto(file, new Uint8Array(arena, 0, directAt));
+    const { header, sections } = decodeDataset(Buffer.from(arena, 0, size), file);
+    const { v6 } = prepareIndexes(sections, blockIndexMemory(new Int32Array(arena, directAt, BLOCK_INDEX4_WORDS)));
+    const loaded: WorkerLoaded = { header, size, v6 };
+    // The file and the IPv4 index are in the shared arena already; only the small IPv6 index moves.
+    parentPort!.postMessage({ id, loaded }, [v6.top.buffer as ArrayBuffer, v6.subOf.buffer as ArrayBuffer, v6.sub.buffer as ArrayBuffer]);
   } catch (e) {
     parentPort!.postMessage({ id, error: (e as Error).message });
   }

@@ -122,4 +122,31 @@ describe('loadDataset', () => {
     writeFileSync(join(dir, 'old.bin'), old);
     assert.equal(datasetFileProblem(join(dir, 'old.bin')), `${join(dir, 'old.bin')} has format 2, this umbra reads ${FORMAT_VERSION}`);
   });
+
+  it('should load into two reused arenas: the latest and the one before stay intact, a bigger file gets room', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'umbra-idx-'));
+    const build = async (name: string, asn: number, extra = 0) => {
+      const rows = [`8.8.8.0,8.8.8.255,${asn},Net ${asn}`, ...Array.from({ length: extra }, (_, i) => `${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.0,${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.127,${i + 1},Org ${i}`)];
+      writeFileSync(join(dir, `${name}.csv`), rows.join('\n') + '\n');
+      writeFileSync(join(dir, 'v6.csv'), '');
+      await buildDataset({ outFile: join(dir, `${name}.bin`), sources: { asnV4: join(dir, `${name}.csv`), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} } });
+      return join(dir, `${name}.bin`);
+    };
+    const a = await build('a', 64_500);
+    const b = await build('b', 64_501);
+    const big = await build('big', 64_502, 20_000);
+    const google = { version: 4 as const, v4: 0x08080808, text: '8.8.8.8' };
+    const loader = new DatasetLoader();
+    t.after(() => loader.close());
+    const first = await loader.load(a);
+    const second = await loader.load(b);
+    assert.deepEqual([first.network(google).asn, second.network(google).asn], [64_500, 64_501], 'the previous dataset is intact after the next load');
+    const third = await loader.load(a);
+    assert.equal(third.network(google).asn, 64_500);
+    assert.equal(second.network(google).asn, 64_501, 'the one before the latest is intact');
+    const fourth = await loader.load(big);
+    assert.equal(fourth.network(google).asn, 64_502);
+    assert.equal(fourth.network({ version: 4, v4: (10 << 24) | (1 << 8), text: '10.0.1.0' }).isp, 'Org 1');
+    assert.equal(third.network(google).asn, 64_500);
+  });
 });

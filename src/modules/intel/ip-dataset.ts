@@ -1,9 +1,9 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type DatasetInfo, type IpDataset, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/intel-source.ts';
 import type { ParsedIp } from '../lookup/ip-address.ts';
 import { DatasetFormatError, decodeDataset, decodeHeader, LOC_WORDS, NET_WORDS, NO_COORD, PREFIX_BYTES, sectionViews, type DatasetHeader, type Sections } from './dataset-format.ts';
-import { blockIndex4, find6Index, findSegment4, index6, NONE, SPLIT, type Index6 } from './range-table.ts';
+import { BLOCK_INDEX4_WORDS, blockIndex4, find6Index, findSegment4, index6, NONE, SPLIT, type Index6 } from './range-table.ts';
 
 /**
  * The dataset's merged segment tables as stored, for exporting it to another format (mmdb-writer.ts)
@@ -227,25 +227,37 @@ class PackedStrings {
   }
 }
 
-/** What the loading worker sends back: the file's bytes and the derived indexes (transferred, not copied). */
+/** What the loading worker sends back: the header, how many bytes of the arena the file took, and the IPv6 index (transferred). */
 export interface WorkerLoaded {
   header: DatasetHeader;
-  bytes: ArrayBuffer;
-  direct: Int32Array;
+  size: number;
   v6: Index6;
 }
 
+const align8 = (n: number) => (n + 7) & ~7;
+const DIRECT_BYTES = BLOCK_INDEX4_WORDS * 4;
+
 /**
- * Loads datasets in a worker thread at the lowest CPU priority: reading 150 MB, checking it, deriving
- * the indexes and packing the strings (about 0.6 s of CPU) happen off the event loop, and on a busy
- * machine the load waits rather than taking CPU from the thread that answers requests; the main thread
- * only wraps the transferred buffers. The thread is started once (`start`, at server start) so a swap
- * pays no thread or module start-up; it does not keep the process alive.
+ * Loads datasets in a worker thread at the lowest CPU priority: reading 150 MB, checking it and
+ * deriving the indexes (about 0.6 s of CPU) happen off the event loop, and on a busy machine the load
+ * waits rather than taking CPU from the thread that answers requests. The thread is started once
+ * (`start`, at server start) so a swap pays no thread or module start-up; it does not keep the
+ * process alive.
+ *
+ * The file and its IPv4 index go into one of two shared arenas (SharedArrayBuffers made once and
+ * reused), the one the current dataset does not use: handing 300 MB of new buffers to the main thread
+ * at each swap made V8 start a mark-compact whose final pause held the event loop for 15-20 ms, and
+ * reused memory needs no page faults either. So a dataset from this loader is only valid until the
+ * next load but one: callers swap it in and drop the previous one, and lookups use a dataset only
+ * synchronously (LookupService takes its view inside the charged work, never across an await).
  */
 export class DatasetLoader {
   private worker: Worker | undefined;
   private next = 0;
-  private readonly waiting = new Map<number, { file: string; resolve: (d: LoadedIpDataset) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<number, { file: string; arena: SharedArrayBuffer; directAt: number; resolve: (d: LoadedIpDataset) => void; reject: (e: Error) => void }>();
+  private readonly arenas: Array<SharedArrayBuffer | undefined> = [undefined, undefined];
+  /** The arena the last loaded dataset lives in (the next load uses the other). */
+  private current = 1;
 
   start(): void {
     if (this.worker) return;
@@ -258,8 +270,9 @@ export class DatasetLoader {
       if (m.error !== undefined || !m.loaded) return w.reject(new Error(m.error ?? 'dataset loader answered nothing'));
       try {
         const l = m.loaded;
-        const sections = sectionViews(new Uint8Array(l.bytes), l.header.sections, w.file);
-        w.resolve(new LoadedDataset(l.header.info, sections, { direct: l.direct, v6: l.v6 }));
+        const sections = sectionViews(new Uint8Array(w.arena, 0, l.size), l.header.sections, w.file);
+        const direct = new Int32Array(w.arena, w.directAt, BLOCK_INDEX4_WORDS);
+        w.resolve(new LoadedDataset(l.header.info, sections, { direct, v6: l.v6 }));
       } catch (e) {
         w.reject(e as Error);
       }
@@ -276,13 +289,44 @@ export class DatasetLoader {
     this.worker = worker;
   }
 
+  /**
+   * Makes both arenas now, big enough for a file of `fileBytes` (with room to grow), so that no swap
+   * registers new memory with V8 (call at start, before serving). Untouched arena memory costs no RAM.
+   */
+  reserve(fileBytes: number): void {
+    for (let k = 0; k < 2; k++) this.arena(k, fileBytes);
+  }
+
+  private arena(k: number, fileBytes: number): { arena: SharedArrayBuffer; directAt: number } {
+    const have = this.arenas[k];
+    if (have && have.byteLength - DIRECT_BYTES >= align8(fileBytes)) return { arena: have, directAt: have.byteLength - DIRECT_BYTES };
+    // A quarter more than asked, so a dataset that grows a little between builds fits.
+    const fileRoom = align8(Math.ceil(fileBytes * 1.25));
+    const arena = new SharedArrayBuffer(fileRoom + DIRECT_BYTES);
+    this.arenas[k] = arena;
+    return { arena, directAt: fileRoom };
+  }
+
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /** Loads run one at a time: each writes into the arena the current dataset does not use. */
   load(file: string): Promise<LoadedIpDataset> {
+    const run = this.queue.then(() => this.loadNow(file));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async loadNow(file: string): Promise<LoadedIpDataset> {
     this.start();
     const id = ++this.next;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { file, resolve, reject });
-      this.worker!.postMessage({ id, file });
+    const k = 1 - this.current;
+    const { arena, directAt } = this.arena(k, statSync(file).size);
+    const dataset = await new Promise<LoadedIpDataset>((resolve, reject) => {
+      this.waiting.set(id, { file, arena, directAt, resolve, reject });
+      this.worker!.postMessage({ id, file, arena, directAt });
     });
+    this.current = k;
+    return dataset;
   }
 
   async close(): Promise<void> {

@@ -33,17 +33,23 @@ export interface Billed<T> {
  * request is never charged and a request the balance cannot cover gets 402 with nothing charged.
  * Synchronous (returns or throws at once) when the ledger answers from memory.
  */
-export function charge<T>(ledger: CreditLedger, clock: Clock, orgId: string, cost: number, work: () => T, dataVersion?: string): MaybePromise<Billed<T>> {
+export function charge<T>(ledger: CreditLedger, clock: Clock, orgId: string, cost: number, work: () => T): MaybePromise<Billed<T>> {
   const debit = ledger.debit(orgId, cost, Math.floor(clock.now() / 1000));
-  return isPromise(debit) ? debit.then((d) => afterDebit(ledger, d, orgId, cost, work, dataVersion)) : afterDebit(ledger, debit, orgId, cost, work, dataVersion);
+  return isPromise(debit) ? debit.then((d) => afterDebit(ledger, d, orgId, cost, work)) : afterDebit(ledger, debit, orgId, cost, work);
 }
 
-function afterDebit<T>(ledger: CreditLedger, debit: DebitResult, orgId: string, cost: number, work: () => T, dataVersion: string | undefined): MaybePromise<Billed<T>> {
+/** A charged answer that says which data version it came from (X-Data-Version); sync stays sync. */
+function versioned<T>(billed: MaybePromise<Billed<{ value: T; version: string }>>): MaybePromise<Billed<T>> {
+  const to = (b: Billed<{ value: T; version: string }>): Billed<T> => ({ value: b.value.value, creditsRemaining: b.creditsRemaining, charged: b.charged, dataVersion: b.value.version });
+  return isPromise(billed) ? billed.then(to) : to(billed);
+}
+
+function afterDebit<T>(ledger: CreditLedger, debit: DebitResult, orgId: string, cost: number, work: () => T): MaybePromise<Billed<T>> {
   if (!debit.ok) {
     throw new AppError('CREDITS_EXHAUSTED', `Lookup credits exhausted: this request costs ${cost} credit${cost === 1 ? '' : 's'} and the team balance is ${debit.balance}. Credits refill at the end of the billing period; see /account/me.`);
   }
   try {
-    return { value: work(), creditsRemaining: debit.balance, charged: cost, dataVersion };
+    return { value: work(), creditsRemaining: debit.balance, charged: cost };
   } catch (e) {
     return ledger.refund(orgId, cost).then(() => Promise.reject(e));
   }
@@ -75,8 +81,14 @@ export class LookupService {
     const ip = parseIp(input);
     if (!ip) throw AppError.field('ip_address', 'must be a single IPv4 or IPv6 address (no zone id, no CIDR)');
     const explain = options?.explain === true;
-    const view = this.data.view();
-    return charge(this.ledger, this.clock, caller.orgId, 1, () => (explain ? this.explained(ip, caller.orgId, view) : this.resolve(ip, caller.orgId, view)), view.version.header);
+    return versioned(
+      charge(this.ledger, this.clock, caller.orgId, 1, () => {
+        // The view is taken here, after any wait for the ledger, and used at once: a swapped-out
+        // dataset's memory is reused by the load after next (DatasetLoader), so no lookup may hold one.
+        const view = this.data.view();
+        return { value: explain ? this.explained(ip, caller.orgId, view) : this.resolve(ip, caller.orgId, view), version: view.version.header };
+      }),
+    );
   }
 
   async lookupIps(caller: Caller, ips: unknown): Promise<Billed<{ results: IpResult[]; invalid: string[] }>> {
@@ -87,14 +99,11 @@ export class LookupService {
     if (ips.length > MAX_BATCH) throw AppError.field('ips', `must NOT have more than ${MAX_BATCH} items`);
     const plan = planBatch(ips as string[]);
     if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
-    const view = this.data.view();
-    return charge(
-      this.ledger,
-      this.clock,
-      caller.orgId,
-      plan.cost,
-      () => ({ results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId, view)), invalid: plan.invalid }),
-      view.version.header,
+    return versioned(
+      charge(this.ledger, this.clock, caller.orgId, plan.cost, () => {
+        const view = this.data.view();
+        return { value: { results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId, view)), invalid: plan.invalid }, version: view.version.header };
+      }),
     );
   }
 }
