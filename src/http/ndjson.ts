@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { FeedStream } from '../modules/feeds/stream-service.ts';
+import { drained } from '../lib/drained.ts';
 
 export interface NdjsonOptions {
   /** An empty line is written whenever nothing was written for this long (service.md: about 15 s). */
@@ -82,16 +83,4 @@ export async function streamNdjson(reply: FastifyReply, stream: FeedStream, opti
     else res.end();
   }
   return end;
-}
-
-function drained(res: NodeJS.WritableStream, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    res.once('drain', done);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,20 +10,11 @@ import { sampleRecords } from '../helpers/feed-fixtures.ts';
 import { openStream } from '../helpers/stream-client.ts';
 import { grpcClient } from '../helpers/grpc-client.ts';
 import { restampDataset } from '../helpers/dataset-files.ts';
+import { BIN, umbraCli } from '../helpers/umbra-cli.ts';
 
-const BIN = join(import.meta.dirname, '../../bin/umbra.js');
 
 /** Runs an `umbra` verb to completion, as an operator's script would. */
-function umbra(dataDir: string, ...args: string[]): { code: number; json: any; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, '--json', '--data-dir', dataDir, ...args], { encoding: 'utf8' });
-  let json: unknown;
-  try {
-    json = JSON.parse(r.stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code: r.status ?? -1, json, stderr: r.stderr };
-}
+const umbra = (dataDir: string, ...args: string[]) => umbraCli(dataDir, args);
 
 async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + ms;

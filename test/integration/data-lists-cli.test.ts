@@ -1,25 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { umbraCli } from '../helpers/umbra-cli.ts';
 import { FileIntelListStore } from '../../src/storage/embedded/file-intel-list-store.ts';
 
-const BIN = join(import.meta.dirname, '../../bin/umbra.js');
 const FIXTURES = join(import.meta.dirname, '../fixtures/lists');
 
-/** Runs `umbra --json data …` on a temp data dir, as an operator's script would. */
-function umbra(dataDir: string, args: string[], input?: string): { code: number; json: any; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, '--json', ...args], { encoding: 'utf8', input, env: { ...process.env, UMBRA_DATA_DIR: dataDir } });
-  let json: unknown;
-  try {
-    json = JSON.parse(r.stdout);
-  } catch {
-    json = undefined;
-  }
-  return { code: r.status ?? -1, json, stderr: r.stderr };
-}
+const umbra = umbraCli;
 
 describe('umbra data import-list / lists / remove-list (black box)', () => {
   it('should import, list, replace and remove lists with exit codes 0, 1 and 2', async (t) => {

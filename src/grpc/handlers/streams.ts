@@ -9,6 +9,7 @@ import type { Services } from '../../services.ts';
 import { feedRecordToProto } from '../mappers.ts';
 import { rateMetadata, toGrpcFailure } from '../status.ts';
 import { apiKeyOf, codeName, type CallContext } from '../unary.ts';
+import { drained } from '../../lib/drained.ts';
 
 export interface StreamContext extends CallContext {
   services: Services;
@@ -119,16 +120,4 @@ async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStrea
   if (why === 'slow_consumer') fail(call, { code: status.UNAVAILABLE, details: 'The stream fell too far behind the feed and was disconnected; reconnect and read faster.', metadata: new Metadata() });
   else if (why === 'backend') fail(call, { code: status.UNAVAILABLE, details: 'The streaming backend is unavailable; retry shortly.', metadata: new Metadata() });
   else call.end();
-}
-
-function drained(call: ServerWritableStream<unknown, unknown>, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      call.off('drain', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    call.once('drain', done);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
