@@ -27,7 +27,6 @@ export interface Billed<T> {
   charged: number;
 }
 
-
 /**
  * Charges a lookup atomically before doing it, and refunds it if the lookup then fails, so a failed
  * request is never charged and a request the balance cannot cover gets 402 with nothing charged.
@@ -36,12 +35,6 @@ export interface Billed<T> {
 export function charge<T>(ledger: CreditLedger, clock: Clock, orgId: string, cost: number, work: () => T): MaybePromise<Billed<T>> {
   const debit = ledger.debit(orgId, cost, Math.floor(clock.now() / 1000));
   return isPromise(debit) ? debit.then((d) => afterDebit(ledger, d, orgId, cost, work)) : afterDebit(ledger, debit, orgId, cost, work);
-}
-
-/** A charged answer that says which data version it came from (X-Data-Version); sync stays sync. */
-function versioned<T>(billed: MaybePromise<Billed<{ value: T; version: string }>>): MaybePromise<Billed<T>> {
-  const to = (b: Billed<{ value: T; version: string }>): Billed<T> => ({ value: b.value.value, creditsRemaining: b.creditsRemaining, charged: b.charged, dataVersion: b.value.version });
-  return isPromise(billed) ? billed.then(to) : to(billed);
 }
 
 function afterDebit<T>(ledger: CreditLedger, debit: DebitResult, orgId: string, cost: number, work: () => T): MaybePromise<Billed<T>> {
@@ -81,14 +74,7 @@ export class LookupService {
     const ip = parseIp(input);
     if (!ip) throw AppError.field('ip_address', 'must be a single IPv4 or IPv6 address (no zone id, no CIDR)');
     const explain = options?.explain === true;
-    return versioned(
-      charge(this.ledger, this.clock, caller.orgId, 1, () => {
-        // The view is taken here, after any wait for the ledger, and used at once: a swapped-out
-        // dataset's memory is reused by the load after next (DatasetLoader), so no lookup may hold one.
-        const view = this.data.view();
-        return { value: explain ? this.explained(ip, caller.orgId, view) : this.resolve(ip, caller.orgId, view), version: view.version.header };
-      }),
-    );
+    return this.chargeOnView(caller.orgId, 1, (view) => (explain ? this.explained(ip, caller.orgId, view) : this.resolve(ip, caller.orgId, view)));
   }
 
   async lookupIps(caller: Caller, ips: unknown): Promise<Billed<{ results: IpResult[]; invalid: string[] }>> {
@@ -99,12 +85,26 @@ export class LookupService {
     if (ips.length > MAX_BATCH) throw AppError.field('ips', `must NOT have more than ${MAX_BATCH} items`);
     const plan = planBatch(ips as string[]);
     if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
-    return versioned(
-      charge(this.ledger, this.clock, caller.orgId, plan.cost, () => {
-        const view = this.data.view();
-        return { value: { results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId, view)), invalid: plan.invalid }, version: view.version.header };
-      }),
-    );
+    return this.chargeOnView(caller.orgId, plan.cost, (view) => ({ results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId, view)), invalid: plan.invalid }));
+  }
+
+  /**
+   * Charges, then answers from the current view, and says which data version that was. The view is
+   * taken inside the charged work, after any wait for the ledger, and used at once: a swapped-out
+   * dataset's memory is reused by the load after next (DatasetLoader), so no lookup may hold one.
+   */
+  private chargeOnView<T>(orgId: string, cost: number, work: (view: LookupView) => T): MaybePromise<Billed<T>> {
+    let version: string | undefined;
+    const billed = charge(this.ledger, this.clock, orgId, cost, () => {
+      const view = this.data.view();
+      version = view.version.header;
+      return work(view);
+    });
+    const tag = (b: Billed<T>) => {
+      b.dataVersion = version;
+      return b;
+    };
+    return isPromise(billed) ? billed.then(tag) : tag(billed);
   }
 }
 
