@@ -3,7 +3,7 @@ import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { decodeDataset } from './dataset-format.ts';
 import { BLOCK_INDEX4_WORDS } from './range-table.ts';
-import { prepareIndexes, type WorkerLoaded } from './ip-dataset.ts';
+import { prepareIndexes, samePages, type WorkerLoaded, type WorkerRequest } from './ip-dataset.ts';
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /** Blocks this thread (never the event loop) for `ms`. */
@@ -65,14 +65,17 @@ function yieldCpu(): void {
 
 yieldCpu();
 // One load per request message; the thread stays (started with the server, so a swap pays no start-up).
-parentPort!.on('message', ({ id, file, arena, directAt }: { id: number; file: string; arena: SharedArrayBuffer; directAt: number }) => {
+parentPort!.on('message', ({ id, file, arena, directAt, previous }: WorkerRequest) => {
   try {
     const size = readInto(file, new Uint8Array(arena, 0, directAt));
     const { header, sections } = decodeDataset(Buffer.from(arena, 0, size), file);
     const { v6 } = prepareIndexes(sections, blockIndexMemory(new Int32Array(arena, directAt, BLOCK_INDEX4_WORDS)));
-    const loaded: WorkerLoaded = { header, size, v6 };
-    // The file and the IPv4 index are in the shared arena already; only the small IPv6 index moves.
-    parentPort!.postMessage({ id, loaded }, [v6.top.buffer as ArrayBuffer, v6.subOf.buffer as ArrayBuffer, v6.sub.buffer as ArrayBuffer]);
+    // The previous load's file is intact in the other arena: what did not change keeps its objects.
+    const same = previous ? samePages(decodeDataset(Buffer.from(previous.arena, 0, previous.size), 'the previous dataset').sections, sections) : undefined;
+    const loaded: WorkerLoaded = { header, size, v6, same };
+    // The file and the IPv4 index are in the shared arena already; only the small IPv6 index (and the page flags) move.
+    const moved = [v6.top.buffer, v6.subOf.buffer, v6.sub.buffer, ...(same ? [same.strings.buffer, same.nets.buffer, same.locs.buffer] : [])] as ArrayBuffer[];
+    parentPort!.postMessage({ id, loaded }, moved);
   } catch (e) {
     parentPort!.postMessage({ id, error: (e as Error).message });
   }

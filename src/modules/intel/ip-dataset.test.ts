@@ -1,12 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatV4, formatV6, type ParsedIp } from '../lookup/ip-address.ts';
 import { buildDataset, type LocationRow } from './dataset-builder.ts';
-import { DatasetLoader, datasetFileProblem, loadDataset, loadDatasetAsync } from './ip-dataset.ts';
-import { FORMAT_VERSION, MAGIC } from './dataset-format.ts';
+import { DatasetLoader, datasetFileProblem, loadDataset, loadDatasetAsync, samePages } from './ip-dataset.ts';
+import { decodeDataset, FORMAT_VERSION, MAGIC, NET_WORDS, type Sections } from './dataset-format.ts';
+import { restampDataset } from '../../../test/helpers/dataset-files.ts';
 import { randomRanges4, randomRanges6, rng, words } from './random-ranges.ts';
 import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 
@@ -148,5 +149,95 @@ describe('loadDataset', () => {
     assert.equal(fourth.network(google).asn, 64_502);
     assert.equal(fourth.network({ version: 4, v4: (10 << 24) | (1 << 8), text: '10.0.1.0' }).isp, 'Org 1');
     assert.equal(third.network(google).asn, 64_500);
+  });
+
+  it('should swap a rebuilt file in with the previous dataset\'s objects where nothing changed, and new answers where it did', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'umbra-idx-'));
+    const a = await buildNetworks(dir, 'a', 3_000, (i) => (i === 0 ? [64_500, 'Net A'] : undefined));
+    const b = await buildNetworks(dir, 'b', 3_000, (i) => (i === 0 ? [64_501, 'Net B'] : undefined));
+    const google = { version: 4 as const, v4: 0x08080808, text: '8.8.8.8' };
+    const far = { version: 4 as const, v4: (10 << 24) | (11 << 16) | (2 << 8), text: '10.11.2.0' };
+    const loader = new DatasetLoader();
+    t.after(() => loader.close());
+    const first = await loader.load(a);
+    const [g1, f1] = [first.network(google), first.network(far)];
+    restampDataset(a, join(dir, 'a2.bin'), 1_900_000_000);
+    const restamped = await loader.load(join(dir, 'a2.bin'));
+    assert.equal(restamped.info.built_at, 1_900_000_000);
+    assert.equal(restamped.network(google), g1, 'an unchanged record is the same object, not a new one');
+    assert.equal(restamped.network(far), f1);
+    const changed = await loader.load(b);
+    assert.deepEqual([changed.network(google).asn, changed.network(google).isp], [64_501, 'Net B'], 'a changed record answers its new values');
+    assert.notEqual(changed.network(google), g1);
+    assert.deepEqual(changed.network(far), f1, 'records far from the change answer as before');
+    assert.deepEqual([first.network(google).asn, restamped.network(google).asn], [64_500, 64_500], 'the previous dataset still answers its own values');
+  });
+});
+
+/** Builds a dataset of `count` network ranges (range i: AS 100000+i, "Org i"; `change` overrides one). Range 0 is 8.8.8.0/24. */
+async function buildNetworks(dir: string, name: string, count: number, change: (i: number) => [number, string] | undefined): Promise<string> {
+  const rows = Array.from({ length: count }, (_, i) => {
+    const [asn, org] = change(i) ?? [100_000 + i, `Org ${i}`];
+    const range = i === 0 ? '8.8.8.0,8.8.8.255' : `10.${i >> 8}.${i & 255}.0,10.${i >> 8}.${i & 255}.255`;
+    return `${range},${asn},${org}`;
+  });
+  // Sorted by start address, as the published tables are.
+  rows.sort((x, y) => (x.startsWith('8.') ? -1 : y.startsWith('8.') ? 1 : 0));
+  writeFileSync(join(dir, `${name}.csv`), rows.join('\n') + '\n');
+  writeFileSync(join(dir, `${name}-v6.csv`), '');
+  await buildDataset({ outFile: join(dir, `${name}.bin`), sources: { asnV4: join(dir, `${name}.csv`), asnV6: join(dir, `${name}-v6.csv`), cityV4: [], cityV6: [], versions: {} } });
+  return join(dir, `${name}.bin`);
+}
+
+describe('samePages', () => {
+  const sections = (file: string): Sections => decodeDataset(readFileSync(file), file).sections;
+  const text = (s: Sections, i: number) => Buffer.from(s.strBytes.buffer, s.strBytes.byteOffset, s.strBytes.byteLength).toString('utf8', s.strOffsets[i]!, s.strOffsets[i + 1]!);
+  const network = (s: Sections, i: number) => [s.netRecords[i * NET_WORDS], text(s, s.netRecords[i * NET_WORDS + 1]!), text(s, s.netRecords[i * NET_WORDS + 2]!)];
+  /** Every page flagged the same must hold entries that decode the same in both. */
+  const assertSound = (prev: Sections, next: Sections, same: ReturnType<typeof samePages>) => {
+    for (let p = 0; p < same.strings.length; p++) {
+      if (same.strings[p] !== 1) continue;
+      for (let i = p * 1024; i < Math.min((p + 1) * 1024, next.strOffsets.length - 1); i++) assert.equal(text(next, i), text(prev, i), `string ${i}`);
+    }
+    for (let p = 0; p < same.nets.length; p++) {
+      if (same.nets[p] !== 1) continue;
+      for (let i = p * 1024; i < Math.min((p + 1) * 1024, next.netRecords.length / NET_WORDS); i++) assert.deepEqual(network(next, i), network(prev, i), `network ${i}`);
+    }
+  };
+
+  it('should flag every page of an identical rebuild, and only the pages a change leaves alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'umbra-same-'));
+    const count = 6_000;
+    const base = sections(await buildNetworks(dir, 'base', count, () => undefined));
+    const ones = (flags: Uint8Array) => flags.reduce((n, f) => n + f, 0);
+
+    const identical = samePages(base, sections(await buildNetworks(dir, 'again', count, () => undefined)));
+    assert.ok(identical.strings.length >= 5 && identical.nets.length >= 5, 'the fixture spans several pages');
+    assert.equal(ones(identical.strings), identical.strings.length);
+    assert.equal(ones(identical.nets), identical.nets.length);
+
+    // One organisation renamed (same string slot, new bytes): its string page and the record pages naming a string there change.
+    const renamedSections = sections(await buildNetworks(dir, 'renamed', count, (i) => (i === 4_000 ? [104_000, 'Renamed Org'] : undefined)));
+    const renamed = samePages(base, renamedSections);
+    const slot = renamedSections.netRecords[4_000 * NET_WORDS + 1]!;
+    assert.equal(text(renamedSections, slot), 'Renamed Org');
+    assert.equal(renamed.strings[slot >>> 10], 0, 'the renamed string\'s page');
+    assert.equal(ones(renamed.strings), renamed.strings.length - 1, 'every other string page');
+    assert.equal(renamed.nets[4_000 >>> 10], 0, 'the renamed record\'s page');
+    assert.ok(ones(renamed.nets) >= 1 && ones(renamed.nets) < renamed.nets.length);
+    assertSound(base, renamedSections, renamed);
+
+    // One ASN changed (no string changes): only that record's page.
+    const renumberedSections = sections(await buildNetworks(dir, 'renumbered', count, (i) => (i === 1_500 ? [64_999, 'Org 1500'] : undefined)));
+    const renumbered = samePages(base, renumberedSections);
+    assert.equal(ones(renumbered.strings), renumbered.strings.length);
+    assert.deepEqual([...renumbered.nets].map((f, p) => (f === 1 ? -1 : p)).filter((p) => p >= 0), [1_500 >>> 10]);
+    assertSound(base, renumberedSections, renumbered);
+
+    // A file with more records than the previous: pages beyond the previous end are new.
+    const grownSections = sections(await buildNetworks(dir, 'grown', count + 2_000, () => undefined));
+    const grown = samePages(base, grownSections);
+    assert.equal(grown.nets[grown.nets.length - 1], 0);
+    assertSound(base, grownSections, grown);
   });
 });

@@ -36,7 +36,7 @@ export interface LoadedIpDataset extends IpDataset {
  */
 class LazySlots<T> {
   /** Sized and filled up front (a few hundred entries), so it stays a fast packed array, never a sparse one. */
-  private readonly pages: Array<Array<T | undefined> | undefined>;
+  readonly pages: Array<Array<T | undefined> | undefined>;
 
   constructor(size: number) {
     this.pages = new Array<Array<T | undefined> | undefined>(Math.ceil(size / 1024)).fill(undefined);
@@ -50,6 +50,73 @@ class LazySlots<T> {
   set(i: number, value: T): void {
     (this.pages[i >>> 10] ??= new Array<T | undefined>(1024).fill(undefined))[i & 1023] = value;
   }
+
+  /**
+   * Takes over the pages of `from` that `same` marks (1: that page's entries are the same in both
+   * datasets), objects and all: they are shared, not copied. Returns how many pages were taken.
+   */
+  adopt(from: LazySlots<T>, same: Uint8Array): number {
+    let taken = 0;
+    const n = Math.min(this.pages.length, from.pages.length, same.length);
+    for (let p = 0; p < n; p++) {
+      const page = from.pages[p];
+      if (same[p] === 1 && page !== undefined) {
+        this.pages[p] = page;
+        taken++;
+      }
+    }
+    return taken;
+  }
+}
+
+/** Entries per LazySlots page. */
+const PAGE = 1024;
+
+/**
+ * Which pages of 1,024 entries are the same in two datasets (1) or not (0), per table: strings whose
+ * bytes are equal, and records whose words are equal and whose strings are all in same string pages,
+ * so the objects the previous dataset made for them answer exactly as the next one's would. A rebuild
+ * with unchanged data swaps in with the previous dataset's objects (no new ones, no garbage for the
+ * collector at the swap); a changed entry costs its page.
+ */
+export interface SamePages {
+  strings: Uint8Array;
+  nets: Uint8Array;
+  locs: Uint8Array;
+}
+
+export function samePages(prev: Sections, next: Sections): SamePages {
+  const bytes = (v: ArrayBufferView, from = 0, to = v.byteLength) => Buffer.from(v.buffer, v.byteOffset + from, to - from);
+  const po = prev.strOffsets as Uint32Array;
+  const no = next.strOffsets as Uint32Array;
+  const strCount = no.length - 1;
+  const strings = new Uint8Array(Math.ceil(strCount / PAGE));
+  for (let p = 0; p < strings.length; p++) {
+    const lo = p * PAGE;
+    const hi = Math.min(lo + PAGE, strCount);
+    if (hi > po.length - 1) break;
+    let same = 1;
+    for (let i = lo + 1; i <= hi && same; i++) if (no[i]! - no[lo]! !== po[i]! - po[lo]!) same = 0;
+    if (same && bytes(next.strBytes, no[lo]!, no[hi]!).equals(bytes(prev.strBytes, po[lo]!, po[hi]!))) strings[p] = 1;
+  }
+  const records = (prevWords: ArrayBufferView & ArrayLike<number>, nextWords: ArrayBufferView & ArrayLike<number>, width: number, stringWords: readonly number[]): Uint8Array => {
+    const count = nextWords.length / width;
+    const prevCount = prevWords.length / width;
+    const pages = new Uint8Array(Math.ceil(count / PAGE));
+    for (let p = 0; p < pages.length; p++) {
+      const lo = p * PAGE;
+      const hi = Math.min(lo + PAGE, count);
+      if (hi > prevCount || !bytes(nextWords, lo * width * 4, hi * width * 4).equals(bytes(prevWords, lo * width * 4, hi * width * 4))) continue;
+      let same = 1;
+      for (let i = lo * width; i < hi * width && same; i += width) {
+        for (const k of stringWords) if (strings[nextWords[i + k]! >>> 10] !== 1) same = 0;
+      }
+      pages[p] = same;
+    }
+    return pages;
+  };
+  // Network records: asn, isp string, type string; locations: five strings, then the coordinates.
+  return { strings, nets: records(prev.netRecords, next.netRecords, NET_WORDS, [1, 2]), locs: records(prev.locRecords, next.locRecords, LOC_WORDS, [0, 1, 2, 3, 4]) };
 }
 
 /**
@@ -82,10 +149,17 @@ class LoadedDataset implements LoadedIpDataset {
     private readonly s: Sections,
     /** The lookup indexes when a worker already derived them (loadDatasetAsync). */
     prepared?: PreparedIndexes,
+    /** The dataset this one replaces and the pages both have the same (samePages): their objects are shared. */
+    carry?: { from: LoadedDataset; same: SamePages },
   ) {
     this.strings = new PackedStrings(s.strBytes, s.strOffsets as Uint32Array);
     this.nets = new LazySlots(s.netRecords.length / NET_WORDS);
     this.locs = new LazySlots(s.locRecords.length / LOC_WORDS);
+    if (carry) {
+      this.strings.decoded.adopt(carry.from.strings.decoded, carry.same.strings);
+      this.nets.adopt(carry.from.nets, carry.same.nets);
+      this.locs.adopt(carry.from.locs, carry.same.locs);
+    }
     this.pairs = s.pairs as Uint32Array;
     this.v4Starts = s.v4Starts as Uint32Array;
     this.v4Segs = s.v4Segs as Uint32Array;
@@ -209,7 +283,7 @@ export function loadDataset(file: string): LoadedIpDataset {
  * when a record first needs it, and kept, so a load makes none of its 760,000 strings up front.
  */
 class PackedStrings {
-  private readonly decoded: LazySlots<string>;
+  readonly decoded: LazySlots<string>;
   private readonly bytes: Buffer;
 
   constructor(
@@ -232,6 +306,17 @@ export interface WorkerLoaded {
   header: DatasetHeader;
   size: number;
   v6: Index6;
+  /** Compared with the previous load's file, when the request named one. */
+  same?: SamePages;
+}
+
+/** A load request to the worker: the file, the arena to read it into, and where the previous load's file is (to compare pages). */
+export interface WorkerRequest {
+  id: number;
+  file: string;
+  arena: SharedArrayBuffer;
+  directAt: number;
+  previous?: { arena: SharedArrayBuffer; size: number };
 }
 
 const align8 = (n: number) => (n + 7) & ~7;
@@ -254,10 +339,12 @@ const DIRECT_BYTES = BLOCK_INDEX4_WORDS * 4;
 export class DatasetLoader {
   private worker: Worker | undefined;
   private next = 0;
-  private readonly waiting = new Map<number, { file: string; arena: SharedArrayBuffer; directAt: number; resolve: (d: LoadedIpDataset) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<number, { file: string; arena: SharedArrayBuffer; directAt: number; resolve: (d: LoadedDataset, size: number) => void; reject: (e: Error) => void }>();
   private readonly arenas: Array<SharedArrayBuffer | undefined> = [undefined, undefined];
   /** The arena the last loaded dataset lives in (the next load uses the other). */
   private current = 1;
+  /** The last loaded dataset and its file's size (in arenas[current]): the next load shares its unchanged pages. */
+  private last: { dataset: LoadedDataset; size: number } | undefined;
 
   start(): void {
     if (this.worker) return;
@@ -272,7 +359,8 @@ export class DatasetLoader {
         const l = m.loaded;
         const sections = sectionViews(new Uint8Array(w.arena, 0, l.size), l.header.sections, w.file);
         const direct = new Int32Array(w.arena, w.directAt, BLOCK_INDEX4_WORDS);
-        w.resolve(new LoadedDataset(l.header.info, sections, { direct, v6: l.v6 }));
+        const carry = l.same && this.last ? { from: this.last.dataset, same: l.same } : undefined;
+        w.resolve(new LoadedDataset(l.header.info, sections, { direct, v6: l.v6 }, carry), l.size);
       } catch (e) {
         w.reject(e as Error);
       }
@@ -321,12 +409,14 @@ export class DatasetLoader {
     const id = ++this.next;
     const k = 1 - this.current;
     const { arena, directAt } = this.arena(k, statSync(file).size);
-    const dataset = await new Promise<LoadedIpDataset>((resolve, reject) => {
-      this.waiting.set(id, { file, arena, directAt, resolve, reject });
-      this.worker!.postMessage({ id, file, arena, directAt });
+    const previous = this.last ? { arena: this.arenas[this.current]!, size: this.last.size } : undefined;
+    const loaded = await new Promise<{ dataset: LoadedDataset; size: number }>((resolve, reject) => {
+      this.waiting.set(id, { file, arena, directAt, resolve: (dataset, size) => resolve({ dataset, size }), reject });
+      this.worker!.postMessage({ id, file, arena, directAt, previous } satisfies WorkerRequest);
     });
     this.current = k;
-    return dataset;
+    this.last = loaded;
+    return loaded.dataset;
   }
 
   async close(): Promise<void> {
