@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomRanges4, randomRanges6, rng, words } from './random-ranges.ts';
-import { blockIndex4, compare6, find4, find6, find6Index, findSegment4, index6, mergeTables4, mergeTables6, NONE, PairInterner, SPLIT, V4TableBuilder, V6TableBuilder } from './range-table.ts';
+import { BLOCK_INDEX4_WORDS, blockIndex4, compare6, find4, find6, find6Index, findSegment4, index6, index6Words, mergeTables4, mergeTables6, NONE, PairInterner, SPLIT, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 
 describe(V4TableBuilder.name, () => {
   it('should answer exact edges, gaps, merged neighbours and clipped overlaps', () => {
@@ -57,11 +57,20 @@ function edges4(...tables: Array<{ starts: Uint32Array }>): number[] {
   return out;
 }
 
+let stale: Int32Array | undefined;
+
 function checkMerged4(net: { starts: Uint32Array; vals: Uint32Array }, loc: { starts: Uint32Array; vals: Uint32Array }, ips: Iterable<number>): void {
   const pairs = new PairInterner();
   const merged = mergeTables4(net, loc, pairs);
   const pw = pairs.view();
   const direct = blockIndex4(merged, pw);
+  // The loader writes it over the previous load's index, pausing every step: every entry is written.
+  stale ??= new Int32Array(BLOCK_INDEX4_WORDS);
+  stale.fill(0x5a5a5a5a);
+  let pauses = 0;
+  blockIndex4(merged, pw, stale, { blocks: 1 << 18, pause: () => pauses++ });
+  assert.ok(Buffer.from(stale.buffer).equals(Buffer.from(direct.buffer)), 'the same index over stale memory');
+  assert.ok(pauses >= 63, `paused every 2 MiB (${pauses} pauses)`);
   for (const ip of ips) {
     const want = [find4(net.starts, net.vals, ip) | 0, find4(loc.starts, loc.vals, ip) | 0];
     const p = find4(merged.starts, merged.segs, ip);
@@ -91,6 +100,12 @@ function checkMerged6(net: { starts: Uint32Array; vals: Uint32Array }, loc: { st
   const top = index6(merged.starts);
   const idx = index6(merged.starts, 16);
   if (merged.segs.length > 1000) assert.ok(idx.sub.length > 0, 'some blocks have a second-level index');
+  // Written into memory set aside for it (as the dataset loader's arenas do), over stale contents: the same index.
+  const memory = new Uint32Array(index6Words(merged.starts.length / 4, 16) + 3).fill(0xdeadbeef);
+  const inMemory = index6(merged.starts, 16, memory);
+  assert.deepEqual([inMemory.top, inMemory.subOf, inMemory.sub], [idx.top, idx.subOf, idx.sub]);
+  assert.ok(inMemory.top.buffer === memory.buffer && inMemory.subOf.buffer === memory.buffer && inMemory.sub.buffer === memory.buffer, 'no new buffers');
+  if (idx.sub.length > 0) assert.throws(() => index6(merged.starts, 16, memory.subarray(0, 2 * 65_536 + 1 + idx.sub.length - 1)), /the IPv6 index needs \d+ words/);
   for (const ip of ips) {
     const want = [find6(net.starts, net.vals, ip), find6(loc.starts, loc.vals, ip)];
     const p = find6(merged.starts, merged.segs, ip);

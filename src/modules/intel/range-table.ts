@@ -146,9 +146,8 @@ export function find6(starts: Uint32Array, vals: Uint32Array, ip: Uint32Array): 
  * segment holding an address of block h is then found among starts[top[h] .. top[h+1]], a short,
  * cache-local slice, instead of across millions of entries.
  */
-export function topIndex(starts: Uint32Array, stride: 1 | 4, bits = TOP_BITS): Uint32Array {
+export function topIndex(starts: Uint32Array, stride: 1 | 4, bits = TOP_BITS, top: Uint32Array = new Uint32Array(2 ** bits + 1)): Uint32Array {
   const size = 2 ** bits;
-  const top = new Uint32Array(size + 1);
   const n = starts.length / stride;
   const shift = 32 - bits;
   let i = 0;
@@ -189,13 +188,26 @@ export interface Index6 {
 }
 
 const SUB = 65_537;
+const INDEX6_FIXED_WORDS = 2 ** TOP_BITS + 1 + 2 ** TOP_BITS;
 
-export function index6(starts: Uint32Array, heavy = 4096): Index6 {
-  const top = topIndex(starts, 4);
-  const subOf = new Int32Array(2 ** TOP_BITS).fill(-1);
+/** The most 32-bit words index6 can need for `ranges` IPv6 ranges (each heavy block holds more than `heavy` of them). */
+export function index6Words(ranges: number, heavy = 4096): number {
+  return INDEX6_FIXED_WORDS + Math.floor(ranges / (heavy + 1)) * SUB;
+}
+
+/**
+ * The IPv6 index over `starts` (4 words per range). With `memory` (index6Words long at most), the
+ * index is written there, memory that was set aside once (DatasetLoader's arenas), instead of into
+ * new buffers.
+ */
+export function index6(starts: Uint32Array, heavy = 4096, memory?: Uint32Array): Index6 {
+  const top = topIndex(starts, 4, TOP_BITS, memory?.subarray(0, 2 ** TOP_BITS + 1));
+  const subOf = memory ? new Int32Array(memory.buffer, memory.byteOffset + (2 ** TOP_BITS + 1) * 4, 2 ** TOP_BITS) : new Int32Array(2 ** TOP_BITS);
+  subOf.fill(-1);
   const blocks: number[] = [];
   for (let h = 0; h < 2 ** TOP_BITS; h++) if (top[h + 1]! - top[h]! > heavy) blocks.push(h);
-  const sub = new Uint32Array(blocks.length * SUB);
+  if (memory && INDEX6_FIXED_WORDS + blocks.length * SUB > memory.length) throw new RangeError(`the IPv6 index needs ${INDEX6_FIXED_WORDS + blocks.length * SUB} words, ${memory.length} were given`);
+  const sub = memory ? memory.subarray(INDEX6_FIXED_WORDS, INDEX6_FIXED_WORDS + blocks.length * SUB) : new Uint32Array(blocks.length * SUB);
   blocks.forEach((h, k) => {
     subOf[h] = k;
     const end = top[h + 1]!;
@@ -333,9 +345,10 @@ export function mergeTables6(net: { starts: Uint32Array; vals: Uint32Array }, lo
 const BLOCKS4 = 2 ** 24;
 export const BLOCK_INDEX4_WORDS = 2 * BLOCKS4;
 
-export function blockIndex4(t: MergedTable, pairs: Uint32Array, direct: Int32Array = new Int32Array(BLOCK_INDEX4_WORDS)): Int32Array {
+export function blockIndex4(t: MergedTable, pairs: Uint32Array, direct: Int32Array = new Int32Array(BLOCK_INDEX4_WORDS), pace?: { blocks: number; pause: () => void }): Int32Array {
   const { starts, segs } = t;
   const n = starts.length;
+  let written = 0;
   for (let s = 0; s < n; s++) {
     const a = starts[s]!;
     const b = s + 1 < n ? starts[s + 1]! - 1 : 0xffffffff;
@@ -346,9 +359,18 @@ export function blockIndex4(t: MergedTable, pairs: Uint32Array, direct: Int32Arr
     const p = segs[s]!;
     const net = pairs[2 * p]! | 0;
     const loc = pairs[2 * p + 1]! | 0;
-    for (let h = h0; h < h1; h++) {
-      direct[2 * h] = net;
-      direct[2 * h + 1] = loc;
+    for (let h = h0; h < h1; ) {
+      // A loader thread writes the 128 MiB in steps with pauses, leaving memory bandwidth to the server.
+      const from = h;
+      const end = pace ? Math.min(h1, h + pace.blocks - written) : h1;
+      for (; h < end; h++) {
+        direct[2 * h] = net;
+        direct[2 * h + 1] = loc;
+      }
+      if (pace && (written += end - from) >= pace.blocks) {
+        written = 0;
+        pace.pause();
+      }
     }
     const whole = (b & 255) === 255;
     direct[2 * h1] = whole ? net : SPLIT;
