@@ -1,7 +1,7 @@
 // umbra on the embedded default with the real IP dataset: auth, rate limits and credits all on,
 // with the bench team's limits raised so the load measures the service, not the 100/s bucket.
 // `--no-fast-path`: every request through fastify's pipeline (the lookup fast path off), for comparison.
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../src/app.ts';
@@ -16,7 +16,7 @@ const fileArg = process.argv.indexOf('--dataset-file');
 const datasetFile = fileArg > 0 ? process.argv[fileArg + 1] : undefined;
 // With a watched file, loaded as `umbra serve` loads it: through the loader whose memory swaps reuse.
 const loader = datasetFile ? new DatasetLoader() : undefined;
-loader?.reserve(statSync(datasetFile!).size);
+loader?.reserve(datasetFile!);
 const app = await buildApp(config, {
   dataset: loader ? await loader.load(datasetFile!) : loadDataset(await ensureRealDataset()),
   datasetFile,

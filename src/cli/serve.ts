@@ -1,4 +1,4 @@
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { readGrpcTls } from '../grpc/server.ts';
 import type { Command } from 'commander';
 import { API_PREFIX } from '../operations.ts';
@@ -26,7 +26,7 @@ export function registerServe(program: Command): void {
         const { buildApp } = await import('../app.ts');
         // Loaded into the loader's shared memory, which later swaps of a rebuilt file reuse (ip-dataset.ts).
         const loader = new DatasetLoader();
-        loader.reserve(statSync(config.datasetFile).size);
+        loader.reserve(config.datasetFile);
         const dataset = await loader.load(config.datasetFile);
         const token = operatorToken(config, true);
         const app = await buildApp(

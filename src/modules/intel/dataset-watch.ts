@@ -36,7 +36,9 @@ export async function watchDatasetFile(
   };
   loader.start();
   // Both arenas now, before serving: no later swap hands V8 new memory to account for.
-  loader.reserve((await stat(file)).size);
+  loader.reserve(file);
+  // The spare arena made resident now, in the background: the first swap then costs what later ones do.
+  loader.prefaultSpare().catch((e: Error) => logger.error({ file, err: e.message }, 'could not prepare the memory for the next IP dataset load'));
   const loadNew = async () => {
     const started = Date.now();
     let next: IpDataset;

@@ -3,7 +3,7 @@ import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { decodeDataset } from './dataset-format.ts';
 import { BLOCK_INDEX4_WORDS } from './range-table.ts';
-import { prepareIndexes, samePages, type WorkerLoaded, type WorkerRequest } from './ip-dataset.ts';
+import { arenaIndex6, prepareIndexes, samePages, type WorkerLoaded, type WorkerPrefault, type WorkerRequest } from './ip-dataset.ts';
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /** Blocks this thread (never the event loop) for `ms`. */
@@ -39,14 +39,14 @@ function readInto(file: string, into: Uint8Array): number {
   }
 }
 
-/** The arena's IPv4 block index words, zeroed in steps before the index is written into them. */
-function blockIndexMemory(direct: Int32Array): Int32Array {
-  const words = STEP / 4;
-  for (let at = 0; at < direct.length; at += words) {
-    direct.fill(0, at, Math.min(direct.length, at + words));
+/** Zeroes `memory` in steps with a pause after each (its pages touched gently), and returns it. */
+function touch<T extends Int32Array | Uint8Array>(memory: T): T {
+  const step = STEP / memory.BYTES_PER_ELEMENT;
+  for (let at = 0; at < memory.length; at += step) {
+    memory.fill(0, at, Math.min(memory.length, at + step));
     pause(PAUSE_MS);
   }
-  return direct;
+  return memory;
 }
 
 /**
@@ -65,17 +65,28 @@ function yieldCpu(): void {
 
 yieldCpu();
 // One load per request message; the thread stays (started with the server, so a swap pays no start-up).
-parentPort!.on('message', ({ id, file, arena, directAt, previous }: WorkerRequest) => {
+parentPort!.on('message', (request: WorkerRequest | WorkerPrefault) => {
+  if ('prefault' in request) {
+    try {
+      for (const [from, to] of request.ranges) touch(new Uint8Array(request.prefault, from, to - from));
+      parentPort!.postMessage({ id: request.id, prefaulted: true });
+    } catch (e) {
+      parentPort!.postMessage({ id: request.id, error: (e as Error).message });
+    }
+    return;
+  }
+  const { id, file, arena, v6At, v6Words, directAt, fresh, previous } = request;
   try {
-    const size = readInto(file, new Uint8Array(arena, 0, directAt));
+    const size = readInto(file, new Uint8Array(arena, 0, v6At));
     const { header, sections } = decodeDataset(Buffer.from(arena, 0, size), file);
-    const { v6 } = prepareIndexes(sections, blockIndexMemory(new Int32Array(arena, directAt, BLOCK_INDEX4_WORDS)));
+    const direct = new Int32Array(arena, directAt, BLOCK_INDEX4_WORDS);
+    // Every entry of the index is written; the zeroing only touches fresh memory gently first.
+    const { v6 } = prepareIndexes(sections, { direct: fresh ? touch(direct) : direct, v6: new Uint32Array(arena, v6At, v6Words), pace: { blocks: STEP / 8, pause: () => pause(PAUSE_MS) } });
     // The previous load's file is intact in the other arena: what did not change keeps its objects.
     const same = previous ? samePages(decodeDataset(Buffer.from(previous.arena, 0, previous.size), 'the previous dataset').sections, sections) : undefined;
-    const loaded: WorkerLoaded = { header, size, v6, same };
-    // The file and the IPv4 index are in the shared arena already; only the small IPv6 index (and the page flags) move.
-    const moved = [v6.top.buffer, v6.subOf.buffer, v6.sub.buffer, ...(same ? [same.strings.buffer, same.nets.buffer, same.locs.buffer] : [])] as ArrayBuffer[];
-    parentPort!.postMessage({ id, loaded }, moved);
+    const loaded: WorkerLoaded = { header, size, v6: arenaIndex6(arena, v6), same };
+    // The file and both indexes are in the shared arena already; only the page flags (a few hundred bytes) move.
+    parentPort!.postMessage({ id, loaded }, same ? [same.strings.buffer, same.nets.buffer, same.locs.buffer] as ArrayBuffer[] : []);
   } catch (e) {
     parentPort!.postMessage({ id, error: (e as Error).message });
   }

@@ -139,7 +139,14 @@ describe('loadDataset', () => {
     const google = { version: 4 as const, v4: 0x08080808, text: '8.8.8.8' };
     const loader = new DatasetLoader();
     t.after(() => loader.close());
+    loader.reserve(a);
     const first = await loader.load(a);
+    // The spare arena (128 MiB of IPv4 index and room for the file) made resident before any swap.
+    const rss = process.memoryUsage().rss;
+    await loader.prefaultSpare();
+    const grown = process.memoryUsage().rss - rss;
+    assert.ok(grown > 120 * 2 ** 20, `the spare arena is resident (${grown} bytes more)`);
+    await loader.prefaultSpare();
     const second = await loader.load(b);
     assert.deepEqual([first.network(google).asn, second.network(google).asn], [64_500, 64_501], 'the previous dataset is intact after the next load');
     const third = await loader.load(a);
