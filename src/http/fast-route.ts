@@ -5,12 +5,12 @@ import { isPromise } from '../lib/maybe-promise.ts';
 import { requestIdFrom } from '../lib/request-id.ts';
 import type { RateDecision } from '../modules/ratelimit/rate-limiter.ts';
 import type { Admission, Admit } from '../operation-guard.ts';
+import { frozenPartsSerializer, type Serialize } from './frozen-parts-json.ts';
 import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
 import type { RecordResponse } from './response-log.ts';
 import type { AnsweredRouteSpec, OperationReply } from './route-spec.ts';
 
 type Validate = ((data: unknown) => boolean) | undefined;
-type Serialize = (data: unknown) => string;
 
 interface Compiled {
   params: Validate;
@@ -18,6 +18,14 @@ interface Compiled {
   /** Response serializers by status, compiled from the route's response schemas. */
   serializers: Map<number, Serialize>;
 }
+
+interface Matched {
+  params: Record<string, unknown>;
+  searchParams: Record<string, unknown>;
+}
+
+/** A path segment that needs no decoding and is not too long for the router (maxParamLength): an address as written. */
+const PLAIN_SEGMENT = /^[0-9A-Za-z.:]{1,64}$/;
 
 /** One request in flight on the fast path. */
 interface Exchange {
@@ -47,7 +55,8 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  * request as everything else umbra does for a lookup (see docs/architecture.md).
  *
  * It changes no behaviour: the route is found by fastify's own router (`findRoute`, so paths and
- * percent-encoded parameters are decoded exactly as fastify would), params and query are validated
+ * percent-encoded parameters are decoded exactly as fastify would; a plain segment with no query,
+ * which the router would take as it is, is taken as it is without asking it), params and query are validated
  * and the body serialized by the compilers fastify uses for the route, the caller is admitted by the
  * same admission as fastify's guard, the answer comes from the route's own Answer function, errors
  * become the same problem+json through toProblem, and the same recorder counts and logs the request.
@@ -83,6 +92,10 @@ export class FastRoute {
     const validate = (schema: unknown, httpPart: string): Validate => (schema === undefined ? undefined : (validator({ schema, method: 'GET', url, httpPart }) as Validate));
     const serializers = new Map<number, Serialize>();
     for (const [status, schema] of Object.entries(response ?? {})) serializers.set(Number(status), serializer({ schema, method: 'GET', url, httpStatus: status }));
+    const whole = serializers.get(200);
+    if (this.spec.okBody !== undefined && whole !== undefined) {
+      serializers.set(200, frozenPartsSerializer(this.spec.okBody, (schema) => serializer({ schema, method: 'GET', url, httpStatus: '200' }), whole));
+    }
     this.compiled = { params: validate(params, 'params'), query: validate(querystring, 'querystring'), serializers };
     this.app = app;
   }
@@ -96,15 +109,8 @@ export class FastRoute {
     if (!url.startsWith(this.staticPart)) return false;
     const method = req.method!;
     if ((method !== 'GET' && method !== 'HEAD') || this.compiled === undefined || this.options.closing()) return false;
-    // One raw path segment: a further '/' (even a trailing one) is some other path, left to fastify.
-    const slash = url.indexOf('/', this.staticPart.length);
-    if (slash !== -1) {
-      const query = url.indexOf('?', this.staticPart.length);
-      const hash = url.indexOf('#', this.staticPart.length);
-      if ((query === -1 || slash < query) && (hash === -1 || slash < hash)) return false;
-    }
-    const found = this.app!.findRoute({ method, url }) as { params: Record<string, unknown>; searchParams: Record<string, unknown> } | null;
-    if (found === null || typeof found.params[this.param] !== 'string') return false;
+    const found = this.match(url, method);
+    if (found === null) return false;
     const { params, query } = this.compiled;
     // Invalid input goes to fastify, which answers the same 400 after the same admission.
     if ((params !== undefined && !params(found.params)) || (query !== undefined && !query(found.searchParams))) return false;
@@ -120,6 +126,26 @@ export class FastRoute {
     if (isPromise(admission)) admission.then((a) => this.answer(x, a, found.params, found.searchParams), (e) => this.fail(x, e));
     else this.answer(x, admission, found.params, found.searchParams);
     return true;
+  }
+
+  /**
+   * The route's params and query for a URL that starts with the static part, or null when it is some
+   * other path. A plain segment (letters, digits, dots and colons, as addresses are written, and no
+   * query) is its own param as it stands: the router would find the same, with nothing to decode. Any
+   * other URL goes through fastify's router (findRoute), which decodes it as fastify's route would.
+   */
+  private match(url: string, method: string): Matched | null {
+    const rest = url.slice(this.staticPart.length);
+    if (PLAIN_SEGMENT.test(rest)) return { params: { [this.param]: rest }, searchParams: {} };
+    // One raw path segment: a further '/' (even a trailing one) is some other path, left to fastify.
+    const slash = rest.indexOf('/');
+    if (slash !== -1) {
+      const query = rest.indexOf('?');
+      const hash = rest.indexOf('#');
+      if ((query === -1 || slash < query) && (hash === -1 || slash < hash)) return null;
+    }
+    const found = this.app!.findRoute({ method, url }) as Matched | null;
+    return found === null || typeof found.params[this.param] !== 'string' ? null : found;
   }
 
   private answer(x: Exchange, a: Admission, params: unknown, query: unknown): void {
@@ -160,13 +186,14 @@ export class FastRoute {
    */
   private end(x: Exchange, status: number, own: Record<string, string | number>, type: string, payload: string, answer: boolean): void {
     const rate = x.rate;
-    const headers: Record<string, string> =
+    // Name, value, name, value: node reads a flat array with a plain loop (an object costs a for-in
+    // and an own-property check per header). The answer's own headers never repeat these names.
+    const headers: string[] =
       rate === undefined
-        ? { 'x-request-id': x.reqId }
-        : { 'x-request-id': x.reqId, 'ratelimit-limit': `${rate.limit}`, 'ratelimit-remaining': `${rate.remaining}`, 'ratelimit-reset': `${rate.resetSeconds}` };
-    for (const name in own) headers[name] = `${own[name]}`;
-    headers['content-type'] = type;
-    headers['content-length'] = `${Buffer.byteLength(payload)}`;
+        ? ['x-request-id', x.reqId]
+        : ['x-request-id', x.reqId, 'ratelimit-limit', `${rate.limit}`, 'ratelimit-remaining', `${rate.remaining}`, 'ratelimit-reset', `${rate.resetSeconds}`];
+    for (const name in own) headers.push(name, `${own[name]}`);
+    headers.push('content-type', type, 'content-length', `${Buffer.byteLength(payload)}`);
     // One writeHead and one end: headers and body leave in a single write (no body for HEAD).
     try {
       x.res.writeHead(status, headers);

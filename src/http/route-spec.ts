@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { TObject } from 'typebox';
 import { isPromise, type MaybePromise } from '../lib/maybe-promise.ts';
 import type { Caller } from '../modules/accounts/account-service.ts';
 import type { Billed } from '../modules/lookup/lookup-service.ts';
@@ -31,14 +32,20 @@ export type Answer<P = any, Q = any, T = unknown> = (caller: Caller, params: P, 
 /** A route whose whole answer is one Answer function, so another front end (the fast path) can serve it too. */
 export interface AnsweredRouteSpec extends RouteSpec {
   answer: Answer;
+  /**
+   * The object schema of the 200 body when `schema.response[200]` refers to it by $ref: the fast path
+   * then writes 200 bodies with frozenPartsSerializer (same bytes, record JSON reused).
+   */
+  okBody?: TObject;
 }
 
 /** The fastify binding of an Answer: the guard's caller in, status and headers onto the reply, the body out. */
-export function answeredRoute<P, Q, T>(operation: Operation, schema: FastifySchema, answer: Answer<P, Q, T>): AnsweredRouteSpec {
+export function answeredRoute<P, Q, T>(operation: Operation, schema: FastifySchema, answer: Answer<P, Q, T>, okBody?: TObject): AnsweredRouteSpec {
   return {
     operation,
     schema,
     answer,
+    okBody,
     // Not async: an answer given at once is sent at once, with no promise per request.
     handler: (req: FastifyRequest, reply: FastifyReply) => {
       const answered = answer(callerOf(req), req.params as P, req.query as Q);

@@ -3,7 +3,7 @@ import { OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
 import type { Metrics } from '../metrics.ts';
 import { answeredRoute, billedReply, type AnsweredRouteSpec } from '../route-spec.ts';
-import { errorResponses } from '../schemas.ts';
+import { errorResponses, IpResult } from '../schemas.ts';
 
 const Params = Type.Object({ ip_address: Type.String({ maxLength: 256, description: 'IPv4 or IPv6 (raw colons allowed)' }) });
 // Literal strings, not a coerced boolean: `explain=1` or `explain=maybe` is a 400 validation error.
@@ -20,4 +20,5 @@ export const lookupIp = (s: Services, metrics: Metrics): AnsweredRouteSpec =>
     { params: Params, querystring: Query, response: { 200: Type.Ref('IpResult'), ...errorResponses([400, 401, 402, 403, 429]) } },
     (caller, params: { ip_address: string }, query: { explain?: 'true' | 'false' }) =>
       billedReply(metrics, OPERATIONS.lookupIp, s.lookup.lookupIp(caller, params.ip_address, { explain: query.explain === 'true' })),
+    IpResult,
   );

@@ -1,0 +1,118 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import Fastify from 'fastify';
+import { Type, type TSchema } from 'typebox';
+import { EMPTY_LOCATION, UNKNOWN_NETWORK, type LocationRecord, type NetworkRecord } from '../modules/lookup/intel-source.ts';
+import { NO_INTELLIGENCE, type Intelligence } from '../modules/lookup/intelligence.ts';
+import { frozenPartsSerializer, type Serialize } from './frozen-parts-json.ts';
+import { IpResult, Location, Network } from './schemas.ts';
+
+/** fastify's own serializer compiler (fast-json-stringify), as the fast path gets it, and the route's serializer of IpResult by $ref. */
+async function compilers(): Promise<{ compile: (schema: TSchema) => Serialize; whole: Serialize }> {
+  const app = Fastify();
+  app.addSchema(IpResult);
+  app.get('/x', { schema: { response: { 200: Type.Ref('IpResult') } } }, async () => ({}));
+  await app.ready();
+  const compiler = app.serializerCompiler!;
+  const compile = (schema: TSchema) => compiler({ schema, method: 'GET', url: '/x', httpStatus: '200' }) as Serialize;
+  const whole = compile(Type.Ref('IpResult'));
+  await app.close();
+  return { compile, whole };
+}
+
+const network = (over: Partial<NetworkRecord> = {}): NetworkRecord => Object.freeze({ asn: 15169, isp: 'Google LLC', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null, ...over });
+const location = (over: Partial<LocationRecord> = {}): LocationRecord =>
+  Object.freeze({ country: 'US', state: 'California', city: 'Mountain View', timezone: 'America/Los_Angeles', latitude: 37.422, longitude: -122.085, geo_hash: '9q9hvuk', ...over });
+
+const NETWORKS: NetworkRecord[] = [
+  network(),
+  UNKNOWN_NETWORK,
+  network({ asn: 4294967294, isp: 'Quote " and backslash \\ and tab \t', org: 'Ünïcode Örg', domain: 'example.com', abuse_email: 'abuse@example.com', abuse_phone: '+1 555 0100' }),
+  network({ isp: 'lone surrogate \ud800 and emoji 🛰️', type: 'SATELLITE' }),
+  { ...network(), isp: 'not frozen' },
+];
+const LOCATIONS: LocationRecord[] = [location(), EMPTY_LOCATION, location({ latitude: null, longitude: null, city: 'São Paulo', state: 'São Paulo', country: 'BR' }), { ...location(), city: 'not frozen' }];
+const INTELLIGENCE: Intelligence[] = [
+  NO_INTELLIGENCE,
+  {
+    risk_score: 87,
+    behavior: ['TOR_EXIT'],
+    categories: ['ANONYMIZER', 'PROXY'],
+    devices: [{ os: 'Linux', version: '5.x', last_seen: 1_700_000_000 }],
+    providers: [{ provider: 'tor', type: 'TOR', last_seen: 1_700_000_001 }],
+  },
+];
+const EVIDENCE = {
+  categories: [{ category: 'PROXY', sources: [{ source: 'feed', feed: 'proxies', first_seen: 1, last_seen: 2, count: 3 }] }],
+  providers: [],
+  behavior: [],
+  devices: [],
+  risk: { score: 87, category: { value: 60, from: 'PROXY' }, behavior: { value: 0, from: null }, volume: { value: 0.5, observations: 3 }, benign_cap: false },
+};
+
+describe(frozenPartsSerializer.name, () => {
+  it("should write the very bytes of the route's own serializer, the first time and from its cache", async () => {
+    const { compile, whole } = await compilers();
+    const serialize = frozenPartsSerializer(IpResult, compile, whole);
+    let compared = 0;
+    for (const ip of ['8.8.8.8', '2001:4860:4860::8888', 'odd "text"'])
+      for (const n of NETWORKS)
+        for (const l of LOCATIONS)
+          for (const intelligence of INTELLIGENCE)
+            for (const evidence of [undefined, EVIDENCE]) {
+              const body = evidence === undefined ? { ip, network: n, location: l, intelligence } : { ip, network: n, location: l, intelligence, evidence };
+              const expected = whole(body);
+              assert.equal(serialize(body), expected);
+              assert.equal(serialize(body), expected, 'again, with the records now kept');
+              assert.deepEqual(JSON.parse(expected).network, n);
+              compared++;
+            }
+    assert.equal(compared, 3 * NETWORKS.length * LOCATIONS.length * INTELLIGENCE.length * 2);
+    // An evidence member present but undefined is left out, members outside the schema are not sent.
+    const body = { ip: '1.1.1.1', network: network(), location: location(), intelligence: NO_INTELLIGENCE, evidence: undefined, secret: 'x' };
+    assert.equal(serialize(body), whole(body));
+    assert.doesNotMatch(serialize(body), /secret|evidence/);
+  });
+
+  it('should fail as the route serializer fails when a required member is missing or of the wrong kind', async () => {
+    const { compile, whole } = await compilers();
+    const serialize = frozenPartsSerializer(IpResult, compile, whole);
+    const missing = { ip: '1.1.1.1', location: location(), intelligence: NO_INTELLIGENCE };
+    assert.throws(() => whole(missing));
+    assert.throws(() => serialize(missing), /network/);
+    const notAnObject = { ip: '1.1.1.1', network: 'AS15169', location: location(), intelligence: NO_INTELLIGENCE };
+    assert.throws(() => whole(notAnObject), /"asn" is required/);
+    assert.throws(() => serialize(notAnObject), /"asn" is required/);
+  });
+
+  it('should write a frozen record once, an unfrozen one every time, and empty a full cache', async () => {
+    const { compile, whole } = await compilers();
+    const calls = { network: 0, location: 0 };
+    const counting = (schema: TSchema): Serialize => {
+      const inner = compile(schema);
+      const member = schema === Network ? 'network' : schema === Location ? 'location' : undefined;
+      return member === undefined ? inner : (v) => (calls[member]++, inner(v));
+    };
+    const serialize = frozenPartsSerializer(IpResult, counting, whole, 2);
+    const body = (n: NetworkRecord, l: LocationRecord = EMPTY_LOCATION) => ({ ip: '1.1.1.1', network: n, location: l, intelligence: NO_INTELLIGENCE });
+
+    const [a, b, c] = [network({ asn: 1 }), network({ asn: 2 }), network({ asn: 3 })];
+    serialize(body(a));
+    serialize(body(a));
+    assert.deepEqual(calls, { network: 1, location: 1 });
+    serialize(body(b));
+    assert.equal(calls.network, 2);
+    // Full (capacity 2): c empties the cache, so a is written again, and then kept.
+    serialize(body(c));
+    serialize(body(a));
+    serialize(body(a));
+    assert.equal(calls.network, 4);
+
+    const open = { ...network(), isp: 'Before' };
+    assert.match(serialize(body(open)), /"isp":"Before"/);
+    open.isp = 'After';
+    assert.match(serialize(body(open)), /"isp":"After"/);
+    assert.equal(calls.network, 6);
+    assert.equal(calls.location, 1, 'EMPTY_LOCATION (frozen) was written once');
+  });
+});
