@@ -100,12 +100,15 @@ export class LookupService {
       version = view.version.header;
       return work(view);
     });
-    const tag = (b: Billed<T>) => {
-      b.dataVersion = version;
-      return b;
-    };
-    return isPromise(billed) ? billed.then(tag) : tag(billed);
+    // No named closure here: tsx compiles with esbuild's keepNames, which gives every named function
+    // made per call a defineProperty of its name, about 0.2 µs of a lookup.
+    return isPromise(billed) ? billed.then((b) => withVersion(b, version)) : withVersion(billed, version);
   }
+}
+
+function withVersion<T>(billed: Billed<T>, version: string | undefined): Billed<T> {
+  billed.dataVersion = version;
+  return billed;
 }
 
 function emptyEvidence(score: number): Evidence {
