@@ -58,6 +58,9 @@ export function frozenPartsSerializer(schema: TObject, compile: (member: TSchema
         part = cache.get(value as object);
         if (part === undefined) {
           part = m.serialize(value);
+          // Made flat now (a serializer's output is a tree of concatenations), or every answer that
+          // includes it would copy the tree's pieces again when node writes it.
+          part.charCodeAt(0);
           if (cache.size >= capacity) cache.clear();
           cache.set(value as object, part);
         }
