@@ -35,17 +35,19 @@ export class LimitPolicy {
    * rules are fresh and the limiter answers in process, which is every request but one per refreshMs.
    */
   take(orgId: string, bucket: BucketName): MaybePromise<RateDecision> {
-    const team = this.fresh(orgId, this.clock.now());
-    return team ? this.takeFrom(team, orgId, bucket) : this.load(orgId).then((t) => this.takeFrom(t, orgId, bucket));
+    // One clock read for the cached rules and the bucket (a clock read is a fair part of an admission).
+    const now = this.clock.now();
+    const team = this.fresh(orgId, now);
+    return team ? this.takeFrom(team, orgId, bucket, now) : this.load(orgId).then((t) => this.takeFrom(t, orgId, bucket, this.clock.now()));
   }
 
   invalidate(): void {
     this.rules.clear();
   }
 
-  private takeFrom(team: TeamRules, orgId: string, bucket: BucketName): MaybePromise<RateDecision> {
+  private takeFrom(team: TeamRules, orgId: string, bucket: BucketName, now: number): MaybePromise<RateDecision> {
     const key = (team.keys[bucket] ??= `${orgId}:${bucket}`);
-    return this.limiter.take(key, team.rules[bucket] ?? DEFAULT_BUCKETS[bucket], this.clock.now());
+    return this.limiter.take(key, team.rules[bucket] ?? DEFAULT_BUCKETS[bucket], now);
   }
 
   private fresh(orgId: string, now: number): TeamRules | undefined {
