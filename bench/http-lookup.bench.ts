@@ -111,7 +111,8 @@ export async function benchHttpLookup(seconds = 8, rounds = 3): Promise<Record<s
   const perSecond = (ms: Measured[]) => ms.map((m) => m.result.requests.average);
   const rps = perSecond(singles);
   const bareRps = perSecond(bares);
-  const ratioTo = (ms: Measured[]) => Number(median(perSecond(ms).map((r, i) => r / bareRps[i]!)).toFixed(3));
+  const ratio = (num: number[], den: number[]) => Number(median(num.map((r, i) => r / den[i]!)).toFixed(3));
+  const ratioTo = (ms: Measured[]) => ratio(perSecond(ms), bareRps);
   const cpu = (ms: Measured[]) => (ms.every((m) => m.cpuUs !== undefined) ? Number(median(ms.map((m) => m.cpuUs!)).toFixed(1)) : 'n/a');
   const perRound = (ms: Measured[]) => perSecond(ms).map(Math.round).join(' / ');
   return {
@@ -122,7 +123,7 @@ export async function benchHttpLookup(seconds = 8, rounds = 3): Promise<Record<s
     'lookup.ip server CPU us/request': cpu(singles),
     'bare node:http server CPU us/request': cpu(bares),
     'bare, GET / with no key: req/s': `${Math.round(median(perSecond(bareRoots)))} (rounds ${perRound(bareRoots)})`,
-    'lookup.ip / bare GET / ratio': Number(median(rps.map((r, i) => r / perSecond(bareRoots)[i]!)).toFixed(3)),
+    'lookup.ip / bare GET / ratio': ratio(rps, perSecond(bareRoots)),
     'bare with umbra header set: req/s': `${Math.round(median(perSecond(bareHeaderSets)))} (rounds ${perRound(bareHeaderSets)})`,
     'bare with umbra header set: ratio to bare': ratioTo(bareHeaderSets),
     'bare with umbra header set: CPU us/request': cpu(bareHeaderSets),

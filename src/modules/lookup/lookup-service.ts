@@ -101,7 +101,7 @@ export class LookupService {
       return work(view);
     });
     // No named closure here: tsx compiles with esbuild's keepNames, which gives every named function
-    // made per call a defineProperty of its name, about 0.2 µs of a lookup.
+    // made per call a defineProperty of its name (lookupIp took ~470 ns in process with one, ~125 without).
     return isPromise(billed) ? billed.then((b) => withVersion(b, version)) : withVersion(billed, version);
   }
 }
