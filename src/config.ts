@@ -43,6 +43,11 @@ const ConfigSchema = z.object({
     .optional(),
   /** Run the hourly snapshot and daily rollup jobs in this process (off for nodes that only serve). */
   UMBRA_EXPORT_JOBS: z.enum(['on', 'off']).default('on'),
+  /**
+   * Free space (MiB) kept on the data dir's disk: ingestion is refused (507) before it would go below,
+   * so SQLite, the export jobs and the log's own bookkeeping still have room; /health reports it.
+   */
+  UMBRA_DISK_RESERVE_MB: z.coerce.number().int().min(0).max(1_048_576).default(256),
   /** Simulator speed in demo mode: 1 = a record per feed at least every 5 s; 0 turns it off. */
   UMBRA_SIMULATOR_RATE: z.coerce.number().min(0).max(10_000).default(1),
 });
@@ -69,6 +74,8 @@ export interface Config {
   simulatorRate: number;
   signingKeys: Array<{ id: string; secret: string }> | undefined;
   exportJobs: boolean;
+  /** Bytes kept free on the data dir's disk (UMBRA_DISK_RESERVE_MB). */
+  diskReserveBytes: number;
   /** Derived: the SQLite file and the IP dataset file under dataDir. */
   sqliteFile: string;
   datasetFile: string;
@@ -119,6 +126,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
       return { id: pair.slice(0, i), secret: pair.slice(i + 1) };
     }),
     exportJobs: c.UMBRA_EXPORT_JOBS === 'on',
+    diskReserveBytes: c.UMBRA_DISK_RESERVE_MB * 1024 * 1024,
     sqliteFile: resolve(dataDir, 'umbra.db'),
     datasetFile: resolve(dataDir, 'ip-dataset.bin'),
     feedLogDir: resolve(dataDir, 'feeds'),

@@ -16,7 +16,8 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'TOO_MANY_STREAMS'
   | 'INTERNAL'
-  | 'UNAVAILABLE';
+  | 'UNAVAILABLE'
+  | 'INSUFFICIENT_STORAGE';
 
 /** gRPC status codes by name (numeric values of grpc.status), kept here so modules need no grpc import. */
 export const GRPC = {
@@ -54,6 +55,8 @@ export const STATUS: Record<ErrorCode, StatusRow> = {
   TOO_MANY_STREAMS: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, title: 'Too many concurrent streams' },
   INTERNAL: { http: 500, grpc: GRPC.INTERNAL, title: 'Internal server error' },
   UNAVAILABLE: { http: 503, grpc: GRPC.UNAVAILABLE, title: 'Service unavailable' },
+  // The disk under the data dir is full or below its reserve: retry once the operator freed space.
+  INSUFFICIENT_STORAGE: { http: 507, grpc: GRPC.UNAVAILABLE, title: 'Insufficient storage' },
 };
 
 /** Field name → messages, as in a problem body's `errors` member. */
@@ -64,6 +67,8 @@ export interface AppErrorContext {
   retryAfter?: number;
   fields?: FieldErrors;
   headers?: Record<string, string | number>;
+  /** Extra members of the problem body (snake_case), e.g. what part of an ingest request was stored. */
+  members?: Record<string, string | number>;
 }
 
 export class AppError extends Error {
@@ -95,7 +100,37 @@ const HIDDEN_DETAIL = 'The server failed to handle this request. It has been log
 
 /** The detail a client may see: 5xx texts never leak internals (UNAVAILABLE's says what to do). Both transports use it. */
 export function publicDetail(e: AppError): string {
-  return STATUS[e.code].http >= 500 && e.code !== 'UNAVAILABLE' ? HIDDEN_DETAIL : e.message;
+  return e.code === 'INTERNAL' ? HIDDEN_DETAIL : e.message;
+}
+
+/** Seconds a client is told to wait after a dependency fault (the disk, the embedded database). */
+export const FAULT_RETRY_AFTER_S = 5;
+
+const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL']);
+const IO_FAULT = new Set(['EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY']);
+const SQLITE_FAULT = /^SQLITE_(BUSY|LOCKED|IOERR|READONLY|CANTOPEN|PROTOCOL|NOMEM)/;
+
+/**
+ * A thrown error caused by a dependency rather than a bug (the disk is full or read-only, the embedded
+ * database is locked or cannot write) as a 503 (507 for a full disk) with Retry-After; undefined for
+ * anything else, which stays a 500. Both transports and the CLI use it, so a fault reads the same
+ * everywhere. The detail names the cause, never a path or a query.
+ */
+export function dependencyFault(err: unknown): AppError | undefined {
+  if (err instanceof AppError || typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string') return undefined;
+  const retryAfter = FAULT_RETRY_AFTER_S;
+  if (DISK_FULL.has(code)) return new AppError('INSUFFICIENT_STORAGE', `The server's disk is full (${code}); nothing of this request was stored. Retry once space has been freed.`, { retryAfter });
+  if (IO_FAULT.has(code)) return new AppError('UNAVAILABLE', `The server cannot use its storage right now (${code}). Retry later.`, { retryAfter });
+  if (SQLITE_FAULT.test(code)) return new AppError('UNAVAILABLE', `The server's database is unavailable right now (${code}). Retry later.`, { retryAfter });
+  return undefined;
+}
+
+/** Any thrown value as an AppError: itself, a dependency fault, or INTERNAL (a bug, detail hidden). */
+export function asAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  return dependencyFault(err) ?? new AppError('INTERNAL', String((err as Error)?.message ?? err));
 }
 
 /** Integer seconds for Retry-After (HTTP header, gRPC trailer), at least 1. */

@@ -1,5 +1,5 @@
 import { Metadata, type ServiceError } from '@grpc/grpc-js';
-import { AppError, publicDetail, retryAfterSeconds, STATUS } from '../errors.ts';
+import { asAppError, publicDetail, retryAfterSeconds, STATUS } from '../errors.ts';
 import type { RateDecision } from '../modules/ratelimit/rate-limiter.ts';
 
 /** RateLimit-* as gRPC metadata entries: the same integers the HTTP headers carry. */
@@ -20,7 +20,7 @@ export type GrpcFailure = Pick<ServiceError, 'code' | 'details' | 'metadata'>;
  * the trailing metadata as the HTTP header would, beside the RateLimit-* entries.
  */
 export function toGrpcFailure(err: unknown, rate?: RateDecision): GrpcFailure {
-  const app = err instanceof AppError ? err : new AppError('INTERNAL', String((err as Error)?.message ?? err));
+  const app = asAppError(err);
   const metadata = rateMetadata(new Metadata(), rate);
   const retryAfter = retryAfterSeconds(app);
   if (retryAfter !== undefined) metadata.set('retry-after', String(retryAfter));

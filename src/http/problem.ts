@@ -1,4 +1,4 @@
-import { AppError, publicDetail, retryAfterSeconds, STATUS, type ErrorCode, type FieldErrors } from '../errors.ts';
+import { AppError, dependencyFault, publicDetail, retryAfterSeconds, STATUS, type ErrorCode, type FieldErrors } from '../errors.ts';
 
 export interface ProblemBody {
   type: string;
@@ -8,6 +8,8 @@ export interface ProblemBody {
   /** Same text as detail: some clients read only `error`. */
   error: string;
   errors?: FieldErrors;
+  /** Members an error adds (AppErrorContext.members), e.g. `accepted` of a partly stored ingest. */
+  [member: string]: unknown;
 }
 
 export interface Problem {
@@ -60,11 +62,12 @@ export function toProblem(err: unknown): Problem {
   if (err instanceof AppError) app = err;
   else {
     const e = err as { validation?: ValidationIssue[]; validationContext?: string; statusCode?: number; code?: string; message: string };
-    app = e.validation ? AppError.validation(fieldErrorsFromAjv(e.validation, e.validationContext)) : fromFastify(e);
+    app = e.validation ? AppError.validation(fieldErrorsFromAjv(e.validation, e.validationContext)) : (dependencyFault(err) ?? fromFastify(e));
   }
   const row = STATUS[app.code];
   const detail = publicDetail(app);
   const body: ProblemBody = { type: typeUri(app.code), title: row.title, status: row.http, detail, error: detail };
+  if (app.context.members) for (const [k, v] of Object.entries(app.context.members)) if (!(k in body)) body[k] = v;
   if (app.context.fields) body.errors = app.context.fields;
   const headers: Record<string, string | number> = { ...app.context.headers };
   const retryAfter = retryAfterSeconds(app);

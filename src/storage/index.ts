@@ -12,9 +12,11 @@ import type { OverlayStore } from '../modules/intel/overlays/overlay-store.ts';
 import { SqliteOverlayStore } from './embedded/sqlite-overlay-store.ts';
 import { FileIntelListStore } from './embedded/file-intel-list-store.ts';
 import { FileFeedLog } from './embedded/file-feed-log.ts';
+import { DiskSpace } from './embedded/disk-space.ts';
 import { MemoryFeedBus } from './embedded/memory-feed-bus.ts';
 import { MemoryStreamSlots } from './embedded/memory-stream-slots.ts';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import type { ObjectStore } from '../modules/exports/object-store.ts';
 import type { SnapshotCatalog } from '../modules/exports/snapshot-catalog.ts';
 import { FsObjectStore } from './embedded/fs-object-store.ts';
@@ -39,6 +41,8 @@ export interface Stores {
   signingKeys: Array<{ id: string; secret: string }>;
   /** Problems that make the service unhealthy right now (empty when healthy). */
   health(): Promise<string[]>;
+  /** The data dir's disk, where the backend has one (embedded). */
+  disk?: DiskSpace;
   close(): Promise<void>;
 }
 
@@ -51,7 +55,10 @@ export function createListStore(config: Pick<Config, 'storage' | 'listsDir'>): I
 }
 
 /** The only place that chooses a backend. */
-export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir' | 'listsDir' | 'dataDir' | 'signingKeys'>, clock: Clock = systemClock): Stores {
+export function createStores(
+  config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir' | 'listsDir' | 'dataDir' | 'signingKeys' | 'diskReserveBytes'>,
+  clock: Clock = systemClock,
+): Stores {
   switch (config.storage) {
     case 'embedded': {
       const db = openSqlite(config.sqliteFile);
@@ -60,7 +67,10 @@ export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'cr
       const ledger = new BufferedCreditLedger(new SqliteCreditLedger(db), () => clock.now());
       const timer = setInterval(() => ledger.flush().catch(() => {}), config.creditsFlushMs);
       timer.unref();
-      const feedLog = new FileFeedLog(config.feedLogDir);
+      mkdirSync(config.dataDir, { recursive: true });
+      const disk = new DiskSpace({ dir: config.dataDir, reserveBytes: config.diskReserveBytes });
+      disk.start();
+      const feedLog = new FileFeedLog(config.feedLogDir, disk);
       const bus = new MemoryFeedBus();
       // Without configured keys (tests), an ephemeral one: URLs then last as long as the process.
       const signingKeys = config.signingKeys ?? [{ id: 'k0', secret: randomBytes(32).toString('base64url') }];
@@ -79,8 +89,9 @@ export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'cr
         accounts: new SqliteAccountStore(db),
         ledger,
         limiter: new MemoryRateLimiter(),
+        disk,
         health: async () => {
-          const problems = await bus.health();
+          const problems = [...(await bus.health()), ...disk.problems()];
           try {
             ping.get();
           } catch (e) {
@@ -90,6 +101,7 @@ export function createStores(config: Pick<Config, 'storage' | 'sqliteFile' | 'cr
         },
         close: async () => {
           clearInterval(timer);
+          disk.stop();
           await bus.close();
           await feedLog.close();
           if (db.open) {

@@ -30,7 +30,14 @@ export async function registerIngest(app: FastifyInstance, s: Services, operator
       if (type === 'text/csv' && !feed.csv) throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The ${feed.id} feed has nested records: send NDJSON.`);
       const body = req.body as Readable;
       const items = type === 'text/csv' ? csvItems(feed, body) : ndjsonFromBytes(body);
-      const summary = await s.ingest.ingest(feed, items);
+      let summary;
+      try {
+        summary = await s.ingest.ingest(feed, items);
+      } catch (e) {
+        // The rest of the body was not read: the connection cannot carry another request.
+        reply.header('connection', 'close');
+        throw e;
+      }
       if (summary.accepted === 0 && summary.rejected > 0) {
         const fields: Record<string, string[]> = {};
         for (const e of summary.errors) (fields[`record ${e.record}: ${e.field}`] ??= []).push(e.message);

@@ -2,6 +2,7 @@ import type { FeedBus, FeedMessage } from './feed-bus.ts';
 import type { FeedDef, FeedId } from './feed-catalog.ts';
 import type { FeedLog, FeedLogEntry } from './feed-log.ts';
 import type { RecordValidator, RejectReason } from './feed-records.ts';
+import { AppError, dependencyFault } from '../../errors.ts';
 
 /** One input record: an NDJSON line, or an already-parsed value (CSV rows, the simulator). `n` is 1-based. */
 export type IngestItem = { n: number; text: string } | { n: number; value: unknown } | { n: number; tooLong: number };
@@ -28,7 +29,8 @@ export type FeedObserver = (feed: FeedDef, messages: readonly FeedMessage[]) => 
 
 export const MAX_ERRORS = 100;
 const BATCH = 5000;
-const MAX_IN_FLIGHT = 8;
+/** Valid records held while an append is in flight, before validation waits for it. */
+const MAX_BUFFERED = 40_000;
 
 export interface IngestLogger {
   warn(obj: object, msg: string): void;
@@ -68,43 +70,67 @@ export class IngestService {
     const summary: IngestSummary = { feed: feed.id, accepted: 0, rejected: 0, byReason: {}, errors: [] };
     // A valid check result is both the log entry (timeMs, line) and the bus message (record, line).
     let accepted: Array<FeedLogEntry & FeedMessage> = [];
-    // Validation of the next batch overlaps the fsync of the previous ones (the log group-commits
-    // them); a batch is counted and delivered only after its own append resolved, in input order.
-    let chain: Promise<void> = Promise.resolve();
-    const inFlight: Promise<void>[] = [];
-    const commit = async () => {
-      if (accepted.length === 0) return;
+    let lastRecord = 0;
+    // Every valid record numbered up to this one is durable; none after it is, when an append fails.
+    let storedThrough = 0;
+    // One append in flight at a time: the next records are validated while its fsync runs (the log
+    // group-commits appends of concurrent requests), and a failed append stops the ingest with
+    // everything before it stored and nothing after it.
+    let inFlight: Promise<void> | undefined;
+    let failure: { error: unknown } | undefined;
+    const submit = () => {
       const batch = accepted;
+      const through = lastRecord;
       accepted = [];
-      const durable = this.log.append(feed.id, batch);
-      chain = chain.then(async () => {
-        await durable;
-        summary.accepted += batch.length;
-        await this.deliver(feed, batch);
-        onProgress?.(summary);
-      });
-      // Errors surface from the final `await chain`; the window only waits, it never throws.
-      inFlight.push(chain.catch(() => {}));
-      if (inFlight.length >= MAX_IN_FLIGHT) await inFlight.shift();
+      inFlight = this.log.append(feed.id, batch).then(
+        async () => {
+          summary.accepted += batch.length;
+          storedThrough = through;
+          inFlight = undefined;
+          await this.deliver(feed, batch);
+          onProgress?.(summary);
+        },
+        (error: unknown) => {
+          failure ??= { error };
+          inFlight = undefined;
+        },
+      );
     };
-    for await (const items of batches) for (const item of items) {
-      const check =
-        'text' in item
-          ? this.validator.checkLine(feed, item.text)
-          : 'tooLong' in item
-            ? ({ ok: false, reason: 'too_long', field: 'record', message: `is longer than ${item.tooLong} bytes` } as const)
-            : this.validator.check(feed, item.value);
-      if (check.ok) {
-        accepted.push(check);
-        if (accepted.length >= BATCH) await commit();
-      } else {
-        summary.rejected++;
-        summary.byReason[check.reason] = (summary.byReason[check.reason] ?? 0) + 1;
-        if (summary.errors.length < MAX_ERRORS) summary.errors.push({ record: item.n, field: check.field, message: check.message, reason: check.reason });
+    const settle = async () => {
+      while (inFlight) await inFlight;
+      if (failure) throw interrupted(failure.error, summary, storedThrough);
+    };
+    for await (const items of batches) {
+      for (const item of items) {
+        lastRecord = item.n;
+        const check =
+          'text' in item
+            ? this.validator.checkLine(feed, item.text)
+            : 'tooLong' in item
+              ? ({ ok: false, reason: 'too_long', field: 'record', message: `is longer than ${item.tooLong} bytes` } as const)
+              : this.validator.check(feed, item.value);
+        if (check.ok) {
+          accepted.push(check);
+          if (accepted.length >= BATCH && inFlight === undefined) {
+            if (failure) await settle();
+            submit();
+          } else if (accepted.length >= MAX_BUFFERED) {
+            await settle();
+            submit();
+          }
+        } else {
+          summary.rejected++;
+          summary.byReason[check.reason] = (summary.byReason[check.reason] ?? 0) + 1;
+          if (summary.errors.length < MAX_ERRORS) summary.errors.push({ record: item.n, field: check.field, message: check.message, reason: check.reason });
+        }
       }
+      if (failure) await settle();
     }
-    await commit();
-    await chain;
+    await settle();
+    if (accepted.length > 0) {
+      submit();
+      await settle();
+    }
     for (const l of this.summaryListeners) l(summary);
     return summary;
   }
@@ -124,4 +150,31 @@ export class IngestService {
       }
     }
   }
+}
+
+/**
+ * An ingest stopped by a storage fault: the fault's status (507 for a full disk, 503 otherwise) with
+ * what was stored, so a client resends exactly the rest. The summary rides along for the CLI.
+ */
+export class IngestInterrupted extends AppError {
+  constructor(
+    cause: AppError,
+    readonly summary: IngestSummary,
+    readonly storedThrough: number,
+  ) {
+    const stored =
+      summary.accepted === 0
+        ? 'Nothing of this request was stored.'
+        : `${summary.accepted} records were stored (every valid record up to input record ${storedThrough}); nothing after it was stored: resend from record ${storedThrough + 1}.`;
+    super(cause.code, `${cause.message} ${stored}`, {
+      ...cause.context,
+      members: { accepted: summary.accepted, rejected: summary.rejected, stored_through_record: storedThrough },
+    });
+  }
+}
+
+function interrupted(error: unknown, summary: IngestSummary, storedThrough: number): unknown {
+  const cause = error instanceof AppError ? error : dependencyFault(error);
+  // A bug stays itself (a 500, detail hidden, stack logged); storage faults say what was stored.
+  return cause ? new IngestInterrupted(cause, { ...summary, errors: [...summary.errors] }, storedThrough) : error;
 }

@@ -3,6 +3,7 @@ import { mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FEED_IDS, type FeedId } from '../../modules/feeds/feed-catalog.ts';
 import { hourOf, type FeedLog, type FeedLogEntry, type HourFile } from '../../modules/feeds/feed-log.ts';
+import type { DiskSpace } from './disk-space.ts';
 
 interface Pending {
   entries: readonly FeedLogEntry[];
@@ -11,6 +12,12 @@ interface Pending {
 }
 
 const HANDLES_PER_FEED = 8;
+
+/** An open partition and its length in bytes: whole lines only, between appends. */
+interface Partition {
+  fh: FileHandle;
+  size: number;
+}
 
 /** `{dir}/{feed}/{YYYY-MM-DD}/{HH}.ndjson`; feed ids come from the catalog, never from a request. */
 function partitionPath(dir: string, feed: FeedId, hourMs: number): { dayDir: string; file: string } {
@@ -23,14 +30,22 @@ function partitionPath(dir: string, feed: FeedId, hourMs: number): { dayDir: str
  * The embedded durable log: NDJSON files per feed and hour. Appends are group-committed: while one
  * write+fdatasync is in flight, later appends queue and go out together in the next one, so a busy
  * feed pays one fsync per batch of requests, and every append resolves only after its fsync.
+ *
+ * A group is all or nothing: every byte count is checked, and when a write or the fdatasync fails
+ * (a full disk, an I/O error) every partition it touched is cut back to its length before the group,
+ * so no line of a rejected append stays and no torn line is left for the next append to glue onto.
+ * With a DiskSpace, a group that would leave less than the reserve free is refused before any write.
  */
 export class FileFeedLog implements FeedLog {
   private readonly pending = new Map<FeedId, Pending[]>();
   private readonly flushing = new Set<FeedId>();
-  private readonly handles = new Map<string, FileHandle>();
+  private readonly handles = new Map<string, Partition>();
   private closed = false;
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly disk?: DiskSpace,
+  ) {}
 
   append(feed: FeedId, entries: readonly FeedLogEntry[]): Promise<void> {
     if (this.closed) return Promise.reject(new Error('feed log is closed'));
@@ -72,15 +87,43 @@ export class FileFeedLog implements FeedLog {
         lines.push(e.line);
       }
     }
-    const touched: FileHandle[] = [];
-    for (const [hour, lines] of byHour) {
-      const fh = await this.handle(feed, hour);
-      // One write per partition; the trailing newline marks the last line as whole.
-      await fh.write(`${lines.join('\n')}\n`);
-      touched.push(fh);
+    // One buffer per partition; the trailing newline marks the last line as whole.
+    const bufs = [...byHour].map(([hour, lines]) => ({ hour, buf: Buffer.from(`${lines.join('\n')}\n`) }));
+    this.disk?.admit(bufs.reduce((n, b) => n + b.buf.length, 0), 'ingestion');
+    const touched: Array<{ part: Partition; file: string; start: number }> = [];
+    try {
+      for (const { hour, buf } of bufs) {
+        const { part, file } = await this.handle(feed, hour);
+        touched.push({ part, file, start: part.size });
+        await writeAll(part.fh, buf);
+        part.size += buf.length;
+      }
+      await Promise.all(touched.map((t) => t.part.fh.datasync()));
+    } catch (e) {
+      this.disk?.failed(e as NodeJS.ErrnoException);
+      await this.rollBack(touched);
+      throw e;
     }
-    await Promise.all(touched.map((fh) => fh.datasync()));
+    this.disk?.wrote(bufs.reduce((n, b) => n + b.buf.length, 0));
+    this.disk?.succeeded();
     await this.evict(feed);
+  }
+
+  /**
+   * Cuts each partition of a failed group back to its length before the group. Shrinking needs no
+   * free space; should it fail anyway, the handle is dropped, and the next open cuts a torn tail.
+   */
+  private async rollBack(touched: Array<{ part: Partition; file: string; start: number }>): Promise<void> {
+    for (const t of touched) {
+      try {
+        await t.part.fh.truncate(t.start);
+        await t.part.fh.datasync();
+        t.part.size = t.start;
+      } catch {
+        this.handles.delete(t.file);
+        await t.part.fh.close().catch(() => {});
+      }
+    }
   }
 
   /** Keeps the few most recent partitions of a feed open; older ones are rarely written again. */
@@ -88,20 +131,25 @@ export class FileFeedLog implements FeedLog {
     const prefix = join(this.dir, feed) + '/';
     const mine = [...this.handles.keys()].filter((k) => k.startsWith(prefix)).sort();
     for (const file of mine.slice(0, Math.max(0, mine.length - HANDLES_PER_FEED))) {
-      await this.handles.get(file)!.close();
+      await this.handles.get(file)!.fh.close();
       this.handles.delete(file);
     }
   }
 
-  private async handle(feed: FeedId, hour: number): Promise<FileHandle> {
+  private async handle(feed: FeedId, hour: number): Promise<{ part: Partition; file: string }> {
     const { dayDir, file } = partitionPath(this.dir, feed, hour);
     const cached = this.handles.get(file);
-    if (cached) return cached;
+    if (cached) return { part: cached, file };
     await mkdir(dayDir, { recursive: true });
     const fh = await open(file, 'a+');
-    await repairTornTail(fh);
-    this.handles.set(file, fh);
-    return fh;
+    try {
+      const part = { fh, size: await repairTornTail(fh) };
+      this.handles.set(file, part);
+      return { part, file };
+    } catch (e) {
+      await fh.close();
+      throw e;
+    }
   }
 
   async *readHour(feed: FeedId, hourStartMs: number): AsyncIterable<string> {
@@ -169,7 +217,7 @@ export class FileFeedLog implements FeedLog {
     for (const h of await this.hours(feed)) {
       if (h >= hourStartMs) break;
       const { dayDir, file } = partitionPath(this.dir, feed, h);
-      await this.handles.get(file)?.close();
+      await this.handles.get(file)?.fh.close();
       this.handles.delete(file);
       await rm(file, { force: true });
       if ((await listDir(dayDir)).length === 0) await rm(dayDir, { recursive: true, force: true });
@@ -182,7 +230,7 @@ export class FileFeedLog implements FeedLog {
     // Let queued appends finish so nothing acknowledged-in-flight is cut off.
     for (const feed of FEED_IDS) while (this.flushing.has(feed) || (this.pending.get(feed)?.length ?? 0) > 0) await new Promise((r) => setTimeout(r, 1));
     this.closed = true;
-    for (const fh of this.handles.values()) await fh.close();
+    for (const p of this.handles.values()) await p.fh.close();
     this.handles.clear();
   }
 }
@@ -196,11 +244,28 @@ async function listDir(dir: string): Promise<string[]> {
   }
 }
 
-/** Cuts a partial last line (a crash mid-write, never acknowledged) so new lines start on a line of their own. */
-async function repairTornTail(fh: FileHandle): Promise<void> {
+/**
+ * Cuts a partial last line (a crash mid-write, never acknowledged) so new lines start on a line of
+ * their own; returns the length left.
+ */
+async function repairTornTail(fh: FileHandle): Promise<number> {
   const { size } = await fh.stat();
   const valid = await validLength(fh, size);
-  if (valid !== size) await fh.truncate(valid);
+  if (valid !== size) {
+    await fh.truncate(valid);
+    await fh.datasync();
+  }
+  return valid;
+}
+
+/** FileHandle.write may write fewer bytes than asked (a nearly full disk): write the rest, or throw. */
+async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
+  for (let off = 0; off < buf.length; ) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+    // A write that makes no progress would loop forever; the kernel reports ENOSPC on the next call.
+    if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' });
+    off += bytesWritten;
+  }
 }
 
 /** Bytes up to and including the last '\n' of a file of `size` bytes: its whole lines. */
