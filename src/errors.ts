@@ -106,7 +106,8 @@ export function publicDetail(e: AppError): string {
 /** Seconds a client is told to wait after a dependency fault (the disk, the embedded database). */
 export const FAULT_RETRY_AFTER_S = 5;
 
-const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL']);
+// SQLite cannot grow its shared-memory index on a full disk: SQLITE_IOERR_SHMSIZE.
+const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL', 'SQLITE_IOERR_SHMSIZE']);
 const IO_FAULT = new Set(['EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY']);
 const SQLITE_FAULT = /^SQLITE_(BUSY|LOCKED|IOERR|READONLY|CANTOPEN|PROTOCOL|NOMEM)/;
 

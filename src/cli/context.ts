@@ -45,9 +45,22 @@ export function action<A extends unknown[]>(fn: (out: Output, config: () => Conf
   };
 }
 
+/** Faults the stores ride out, as lines on stderr (a CLI verb has no log file). */
+export const cliStoreLog = {
+  warn: (obj: object, msg: string) => process.stderr.write(`umbra: ${msg} ${JSON.stringify(obj)}\n`),
+  info: () => {},
+  error: (obj: object, msg: string) => process.stderr.write(`umbra: ${msg} ${JSON.stringify(obj)}\n`),
+};
+
+/** A CLI verb waits this long for a database lock another process holds (the server's limit is 2 s). */
+export const CLI_BUSY_DEADLINE_MS = 10_000;
+
+/** The stores a CLI verb works on. */
+export const cliStores = (config: Config): Stores => createStores(config, systemClock, cliStoreLog, CLI_BUSY_DEADLINE_MS);
+
 /** The admin service on the configured store; the store is closed when `use` finishes. */
 export async function withAdmin<T>(config: Config, use: (admin: AdminService, stores: Stores) => Promise<T>): Promise<T> {
-  const stores = createStores(config);
+  const stores = cliStores(config);
   try {
     return await use(new AdminService(stores.accounts, stores.ledger, nodeKeyCrypto, systemClock), stores);
   } finally {

@@ -2,14 +2,13 @@ import { existsSync, statSync } from 'node:fs';
 import { DATA_STATUS_PATH } from '../http/routes/data-status.ts';
 import { FEED_IDS } from '../modules/feeds/feed-catalog.ts';
 import { dataStatus, type DataStatus } from '../modules/intel/data-status.ts';
-import { createStores } from '../storage/index.ts';
 import { operatorToken } from './local-secrets.ts';
 import { localServer } from './local-server.ts';
 import { UsageError } from './output.ts';
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import type { DatasetInfo } from '../modules/lookup/intel-source.ts';
-import { action } from './context.ts';
+import { action, cliStores } from './context.ts';
 import { registerListVerbs } from './data-lists.ts';
 import type { Output } from './output.ts';
 import { createProgress, type ProgressEvent } from './progress.ts';
@@ -64,7 +63,7 @@ export function registerData(program: Command): void {
         if (!existsSync(c.datasetFile)) throw new UsageError(`no IP dataset at ${c.datasetFile}; build it with 'umbra data build'`);
         const { readDatasetHeader } = await import('../modules/intel/ip-dataset.ts');
         const header = readDatasetHeader(c.datasetFile);
-        const stores = createStores(c);
+        const stores = cliStores(c);
         let status: DataStatus;
         try {
           status = await dataStatus({ ...header.info, file: c.datasetFile, bytes: statSync(c.datasetFile).size }, stores, FEED_IDS);

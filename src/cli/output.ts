@@ -1,4 +1,4 @@
-import { AppError } from '../errors.ts';
+import { AppError, dependencyFault } from '../errors.ts';
 import { ConfigError } from '../config.ts';
 
 /** Exit codes of every verb (decisions.md): 0 done, 1 done only partly, 2 usage error or nothing done. */
@@ -22,7 +22,19 @@ export function createOutput(json: boolean): Output {
   };
 }
 
-/** Turns a failure into a message and an exit code; unknown errors keep their stack for the operator. */
+/** What a storage fault means for a CLI verb, in one line. */
+function faultLine(e: unknown): string | undefined {
+  const fault = dependencyFault(e);
+  if (!fault) return undefined;
+  const code = (e as { code: string }).code;
+  const what = fault.code === 'INSUFFICIENT_STORAGE' ? 'the disk holding the data dir is full' : code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') ? 'the database is locked by another process' : 'the data dir cannot be written';
+  return `${what} (${code}); nothing was changed. ${(e as Error).message !== code ? `(${(e as Error).message})` : ''}`.trim();
+}
+
+/**
+ * Turns a failure into one clear line on stderr (and a JSON object with --json) and an exit code.
+ * A stack trace only with UMBRA_DEBUG=1: operators read the line, developers ask for the stack.
+ */
 export function reportFailure(out: Output, e: unknown): number {
   if (e instanceof AppError) {
     const fields = e.context.fields ? Object.entries(e.context.fields).map(([f, m]) => `--${f}: ${m.join('; ')}`) : [e.message];
@@ -35,7 +47,10 @@ export function reportFailure(out: Output, e: unknown): number {
     out.info(`umbra: ${e.message}`);
     return EXIT.FAILED;
   }
-  out.info(`umbra: ${(e as Error)?.stack ?? String(e)}`);
+  const line = faultLine(e) ?? (e as Error)?.message ?? String(e);
+  if (out.json) process.stdout.write(`${JSON.stringify({ error: dependencyFault(e)?.code ?? 'FAILED', detail: line })}\n`);
+  out.info(`umbra: ${line}`);
+  if (process.env.UMBRA_DEBUG === '1' && (e as Error)?.stack) out.info((e as Error).stack!);
   return EXIT.FAILED;
 }
 

@@ -24,7 +24,7 @@ import { SqliteSnapshotCatalog } from './embedded/sqlite-snapshot-catalog.ts';
 import { MemoryRateLimiter } from './embedded/memory-rate-limiter.ts';
 import { SqliteAccountStore } from './embedded/sqlite-account-store.ts';
 import { SqliteCreditLedger } from './embedded/sqlite-credit-ledger.ts';
-import { openSqlite } from './embedded/sqlite-db.ts';
+import { openSqlite, sqliteGate } from './embedded/sqlite-db.ts';
 
 export interface Stores {
   accounts: AccountStore;
@@ -54,19 +54,43 @@ export function createListStore(config: Pick<Config, 'storage' | 'listsDir'>): I
   }
 }
 
-/** The only place that chooses a backend. */
+/** Where the stores report faults they ride out (a locked database, charges not yet written). */
+export interface StoreLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+const silentLog: StoreLog = { warn: () => {}, info: () => {}, error: () => {} };
+
+/** How long close() keeps trying to write buffered charges before it reports them lost (ms). */
+const CLOSE_FLUSH_MS = 10_000;
+
+/**
+ * The only place that chooses a backend. `busyDeadlineMs`: how long a database statement is retried
+ * while another process holds the lock (the server answers 503 after 2 s; a CLI verb may wait longer).
+ */
 export function createStores(
   config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir' | 'listsDir' | 'dataDir' | 'signingKeys' | 'diskReserveBytes'>,
   clock: Clock = systemClock,
+  log: StoreLog = silentLog,
+  busyDeadlineMs = 2_000,
 ): Stores {
   switch (config.storage) {
     case 'embedded': {
-      const db = openSqlite(config.sqliteFile);
-      const ping = db.prepare('SELECT 1');
+      const db = openSqlite(config.sqliteFile, {
+        deadlineMs: busyDeadlineMs,
+        onUnavailable: (reason) => log.warn({ reason }, 'embedded database unavailable (locked by another process?): requests that need it answer 503'),
+        onRecovered: (ms) => log.info({ unavailable_ms: ms }, 'embedded database available again'),
+      });
+      const gate = sqliteGate(db);
+      const ping = db.prepare('SELECT count(*) FROM orgs');
       // One process owns the buckets and decides debits in memory; SQLite gets them every flush.
       const ledger = new BufferedCreditLedger(new SqliteCreditLedger(db), () => clock.now());
-      const timer = setInterval(() => ledger.flush().catch(() => {}), config.creditsFlushMs);
-      timer.unref();
+      ledger.flushEvery(config.creditsFlushMs, {
+        onFailing: (err, credits) => log.warn({ err: err.message, unsent_credits: credits }, 'credit charges cannot be written yet; they are kept and retried'),
+        onRecovered: (ms) => log.info({ failing_ms: ms }, 'credit charges written again'),
+      });
       mkdirSync(config.dataDir, { recursive: true });
       const disk = new DiskSpace({ dir: config.dataDir, reserveBytes: config.diskReserveBytes });
       disk.start();
@@ -91,25 +115,43 @@ export function createStores(
         limiter: new MemoryRateLimiter(),
         disk,
         health: async () => {
-          const problems = [...(await bus.health()), ...disk.problems()];
+          const problems = [...(await bus.health()), ...disk.problems(), ...gate.problems(), ...ledger.problems()];
           try {
-            ping.get();
+            // One attempt, no wait: a probe must answer at once.
+            gate.tryNow(() => ping.get());
           } catch (e) {
-            problems.push(`embedded database: ${(e as Error).message}`);
+            problems.push(`embedded database: ${(e as { code?: string }).code ?? (e as Error).message}`);
           }
           return problems;
         },
         close: async () => {
-          clearInterval(timer);
+          ledger.stopFlushing();
           disk.stop();
           await bus.close();
           await feedLog.close();
           if (db.open) {
-            await ledger.flush();
+            await flushBeforeClose(ledger, log);
             db.close();
           }
         },
       };
+    }
+  }
+}
+
+/** The last flush, retried while the database is busy; charges it cannot write are logged, never dropped silently. */
+async function flushBeforeClose(ledger: BufferedCreditLedger, log: StoreLog): Promise<void> {
+  const until = Date.now() + CLOSE_FLUSH_MS;
+  for (;;) {
+    try {
+      await ledger.flush();
+      return;
+    } catch (e) {
+      if (Date.now() >= until) {
+        log.error({ err: (e as Error).message, unsent_credits: ledger.unsentCredits, teams: ledger.unsentByTeam() }, 'credit charges could not be written before exit');
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 200));
     }
   }
 }

@@ -4,6 +4,7 @@ import type { MaybePromise } from '../../lib/maybe-promise.ts';
 import type { CreditLedger } from '../credits/credit-ledger.ts';
 import type { AccountStore, KeyOwner } from './account-store.ts';
 import type { Scope } from './scopes.ts';
+import { isAppError } from '../../errors.ts';
 
 /** The authenticated caller of one request. */
 export interface Caller {
@@ -31,6 +32,13 @@ const MISSING: VerifyResult = Object.freeze({ ok: false, reason: 'MISSING' });
 const INVALID: VerifyResult = Object.freeze({ ok: false, reason: 'INVALID' });
 const REVOKED: VerifyResult = Object.freeze({ ok: false, reason: 'REVOKED' });
 
+/**
+ * While the account store is unavailable (its database locked by another process), a key verified
+ * before the outage keeps its verdict this long past its cache time: serving such keys needs nothing
+ * new from the store, and no revocation can be written meanwhile anyway.
+ */
+export const STALE_VERDICT_MAX_MS = 5 * 60_000;
+
 export interface AccountServiceOptions {
   /** How long a verified (or refused) key is trusted before the store is asked again. */
   cacheMs: number;
@@ -48,6 +56,10 @@ export interface AccountServiceOptions {
  */
 export class AccountService {
   private readonly cache = new Map<string, { result: VerifyResult; until: number }>();
+  /** When the store last failed as unavailable; undefined once it answers again. */
+  private storeFailingSince: number | undefined;
+  /** Keys being verified again in the background while the store is failing. */
+  private readonly refreshing = new Set<string>();
 
   constructor(
     private readonly store: AccountStore,
@@ -61,15 +73,41 @@ export class AccountService {
   verifyKey(secret: string | undefined): MaybePromise<VerifyResult> {
     if (secret === undefined || secret === '') return MISSING;
     const entry = this.cache.get(secret);
-    if (entry !== undefined && entry.until > this.clock.now()) return entry.result;
+    if (entry !== undefined) {
+      const now = this.clock.now();
+      if (entry.until > now) return entry.result;
+      // The store is failing: answer from the last verdict at once and verify again in the background.
+      if (this.storeFailingSince !== undefined && now - entry.until < STALE_VERDICT_MAX_MS) {
+        this.refreshInBackground(secret);
+        return entry.result;
+      }
+    }
     if (!KEY_SHAPE.test(secret)) return INVALID;
     return this.lookup(secret);
+  }
+
+  private refreshInBackground(secret: string): void {
+    if (this.refreshing.has(secret)) return;
+    this.refreshing.add(secret);
+    this.lookup(secret)
+      .catch(() => {})
+      .finally(() => this.refreshing.delete(secret));
   }
 
   private async lookup(secret: string): Promise<VerifyResult> {
     const hash = this.crypto.hash(secret.toLowerCase());
     const now = this.clock.now();
-    const owner = await this.store.findKeyByHash(hash);
+    let owner;
+    try {
+      owner = await this.store.findKeyByHash(hash);
+      this.storeFailingSince = undefined;
+    } catch (e) {
+      if (!(isAppError(e) && e.code === 'UNAVAILABLE')) throw e;
+      this.storeFailingSince ??= now;
+      const stale = this.cache.get(secret);
+      if (stale !== undefined && now - stale.until < STALE_VERDICT_MAX_MS) return stale.result;
+      throw e;
+    }
     // The store found the row by hash; compare again in constant time so no code path short-circuits on it.
     const result: VerifyResult =
       !owner || !this.crypto.equal(owner.hash, hash)

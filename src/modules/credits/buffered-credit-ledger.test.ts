@@ -64,4 +64,49 @@ describe(BufferedCreditLedger.name, () => {
     await buffered.flush();
     assert.equal((await inner.get('org_a', 10))?.balance, 91);
   });
+
+  it('should not charge twice when the ended period was written and the current one was not', async () => {
+    const { inner, buffered, at } = setup();
+    await inner.open('org_a', { allotment: 10, periodSeconds: DAY }, 0);
+    await buffered.debit('org_a', 8, DAY - 5);
+    await buffered.debit('org_a', 3, DAY + 5);
+    const consume = inner.consume.bind(inner);
+    let calls = 0;
+    // The first consume (the ended period's 8) commits; the second (the new period's 3) fails.
+    inner.consume = async (...a) => {
+      if (++calls === 2) throw new Error('disk full');
+      return consume(...a);
+    };
+    at(DAY + 6);
+    await assert.rejects(buffered.flush(), /disk full/);
+    assert.equal(buffered.unsentCredits, 3, 'only the charge that did not commit is kept');
+    assert.equal((await buffered.get('org_a', DAY + 6))?.balance, 7, 'the balance a client sees does not move');
+    inner.consume = consume;
+    await buffered.flush();
+    assert.deepEqual(await inner.get('org_a', DAY + 6), { balance: 7, resetsAt: 2 * DAY, allotment: 10, periodSeconds: DAY });
+  });
+
+  it('should retry failed flushes with backoff, say once that it fails and once that it recovered, and lose nothing', async () => {
+    const { inner, buffered } = setup();
+    await inner.open('org_a', { allotment: 100, periodSeconds: DAY }, 0);
+    const consume = inner.consume.bind(inner);
+    let attempts = 0;
+    inner.consume = async () => {
+      attempts++;
+      throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    };
+    const events: string[] = [];
+    buffered.flushEvery(5, { onFailing: (e, n) => events.push(`failing ${e.message} ${n}`), onRecovered: () => events.push('recovered') });
+    for (let i = 0; i < 12; i++) await buffered.debit('org_a', 1, 10);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(events, ['failing database is locked 12']);
+    assert.ok(attempts >= 3 && attempts <= 12, `backed off: ${attempts} attempts in 300 ms at a 5 ms interval`);
+    assert.match(buffered.problems()[0]!, /^credits: 12 charged credits not yet written for \d+ s \(database is locked\)/);
+    inner.consume = consume;
+    await new Promise((r) => setTimeout(r, 1_200));
+    buffered.stopFlushing();
+    assert.deepEqual(events, ['failing database is locked 12', 'recovered']);
+    assert.deepEqual(buffered.problems(), []);
+    assert.equal((await inner.get('org_a', 10))?.balance, 88);
+  });
 });

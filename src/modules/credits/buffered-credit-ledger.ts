@@ -23,9 +23,22 @@ interface TeamState {
  * answer also brings in changes other processes made (an operator's `credits set`). A crash loses at
  * most one flush interval of charges: customers may be under-charged, never over-charged.
  */
+export interface FlushHooks {
+  /** The first flush that failed after a success: charges stay buffered and are sent again. */
+  onFailing?: (err: Error, pendingCredits: number) => void;
+  /** The first flush that succeeded after failures. */
+  onRecovered?: (failedForMs: number) => void;
+}
+
+/** Flushes back off from the interval to this while they fail (ms). */
+const MAX_FLUSH_BACKOFF_MS = 1_000;
+
 export class BufferedCreditLedger implements CreditLedger {
   private readonly teams = new Map<string, TeamState>();
   private flushing: Promise<void> | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private failingSince: number | undefined;
+  private lastError = '';
 
   constructor(
     private readonly inner: CreditLedger,
@@ -144,19 +157,26 @@ export class BufferedCreditLedger implements CreditLedger {
         continue;
       }
       s.touched = false;
-      const old = s.pendingOld;
+      let old = s.pendingOld;
       const now = s.pending;
       s.pendingOld = 0;
       s.pending = 0;
       s.inflight += old + now;
       try {
-        if (old > 0) await this.inner.consume(orgId, old, s.oldTime);
+        if (old > 0) {
+          await this.inner.consume(orgId, old, s.oldTime);
+          // Committed: from here on only `now` is at stake. The local balance counted the ended
+          // period's charges in (roll), so it drops with them and the effective balance stays put.
+          s.inflight -= old;
+          s.balance -= old;
+          old = 0;
+        }
         const fresh = await this.inner.consume(orgId, now, Math.max(nowSec, s.oldTime + 1));
         // The answer includes what was just sent; `inflight` drops it in finally, synchronously.
         s.balance = fresh.balance;
         s.resetsAt = fresh.resetsAt;
       } catch (e) {
-        // Keep the charges for the next flush rather than lose them.
+        // Keep the charges that did not commit for the next flush rather than lose them.
         s.pending += now;
         s.pendingOld += old;
         throw e;
@@ -164,5 +184,59 @@ export class BufferedCreditLedger implements CreditLedger {
         s.inflight -= old + now;
       }
     }
+  }
+
+  /** Unsent credits per team (for the log line of a shutdown that could not write them). */
+  unsentByTeam(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [org, s] of this.teams) if (s.pending + s.pendingOld + s.inflight > 0) out[org] = s.pending + s.pendingOld + s.inflight;
+    return out;
+  }
+
+  /** Credits charged here and not yet committed to the backing ledger, all teams. */
+  get unsentCredits(): number {
+    let n = 0;
+    for (const s of this.teams.values()) n += s.pending + s.pendingOld + s.inflight;
+    return n;
+  }
+
+  /**
+   * Flushes every intervalMs; while flushes fail, the wait doubles up to a second, and the charges
+   * stay buffered for the next attempt. stop() ends the loop (close() then flushes once more).
+   */
+  flushEvery(intervalMs: number, hooks: FlushHooks = {}): void {
+    let delay = intervalMs;
+    const tick = () => {
+      this.flush().then(
+        () => {
+          if (this.failingSince !== undefined) hooks.onRecovered?.(this.nowMs() - this.failingSince);
+          this.failingSince = undefined;
+          delay = intervalMs;
+        },
+        (e: Error) => {
+          this.lastError = e.message;
+          if (this.failingSince === undefined) {
+            this.failingSince = this.nowMs();
+            hooks.onFailing?.(e, this.unsentCredits);
+          }
+          delay = Math.min(Math.max(delay * 2, intervalMs), MAX_FLUSH_BACKOFF_MS);
+        },
+      ).finally(() => {
+        if (this.timer !== undefined) this.timer = setTimeout(tick, delay).unref();
+      });
+    };
+    this.timer = setTimeout(tick, delay).unref();
+  }
+
+  stopFlushing(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** What /health says while charges cannot be written. */
+  problems(): string[] {
+    if (this.failingSince === undefined) return [];
+    const s = Math.round((this.nowMs() - this.failingSince) / 1000);
+    return [`credits: ${this.unsentCredits} charged credits not yet written for ${s} s (${this.lastError}); they are kept and retried`];
   }
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../../lib/clock.ts';
+import { isAppError } from '../../errors.ts';
 import type { MaybePromise } from '../../lib/maybe-promise.ts';
 import type { AccountStore } from '../accounts/account-store.ts';
 import { DEFAULT_BUCKETS, type BucketName, type BucketRule } from './buckets.ts';
@@ -17,6 +18,9 @@ interface TeamRules {
  */
 export class LimitPolicy {
   private readonly rules = new Map<string, TeamRules>();
+  /** Set while the store fails as unavailable: known teams keep their last rules meanwhile. */
+  private storeFailing = false;
+  private readonly refreshing = new Set<string>();
 
   constructor(
     private readonly store: AccountStore,
@@ -52,11 +56,37 @@ export class LimitPolicy {
 
   private fresh(orgId: string, now: number): TeamRules | undefined {
     const team = this.rules.get(orgId);
-    return team && team.until > now ? team : undefined;
+    if (team === undefined) return undefined;
+    if (team.until > now) return team;
+    // The store is failing: a known team keeps its last rules (read again in the background) rather
+    // than wait on the store for every request.
+    if (this.storeFailing) {
+      this.refreshInBackground(orgId);
+      return team;
+    }
+    return undefined;
+  }
+
+  private refreshInBackground(orgId: string): void {
+    if (this.refreshing.has(orgId)) return;
+    this.refreshing.add(orgId);
+    this.load(orgId)
+      .catch(() => {})
+      .finally(() => this.refreshing.delete(orgId));
   }
 
   private async load(orgId: string): Promise<TeamRules> {
-    const rules = await this.store.getLimits(orgId);
+    let rules;
+    try {
+      rules = await this.store.getLimits(orgId);
+      this.storeFailing = false;
+    } catch (e) {
+      if (!(isAppError(e) && e.code === 'UNAVAILABLE')) throw e;
+      this.storeFailing = true;
+      const last = this.rules.get(orgId);
+      if (last) return last;
+      throw e;
+    }
     const team: TeamRules = { rules, keys: {}, until: this.clock.now() + this.refreshMs };
     this.rules.set(orgId, team);
     return team;

@@ -1,7 +1,8 @@
 import type { AccountStore, ApiKeyRecord, KeyOwner, Member, NewKey, NewMember, NewOrg, Org } from '../../modules/accounts/account-store.ts';
 import type { Relation, Scope } from '../../modules/accounts/scopes.ts';
 import type { BucketName, BucketRule } from '../../modules/ratelimit/buckets.ts';
-import type { SqliteDb } from './sqlite-db.ts';
+import { sqliteGate, type SqliteDb } from './sqlite-db.ts';
+import type { SqliteGate } from './sqlite-gate.ts';
 
 interface OrgRow { id: string; name: string; credit_allotment: number; reset_period_s: number; max_streams: number; created_at: number }
 interface MemberRow { id: string; org_id: string; email: string; first_name: string; last_name: string; relation: string }
@@ -35,8 +36,12 @@ const toKey = (r: KeyRow): ApiKeyRecord => ({
 
 export class SqliteAccountStore implements AccountStore {
   private readonly q;
+  private readonly gate: SqliteGate;
+  /** One read transaction: the key, its org and its member as of one moment. */
+  private readonly keyOwner;
 
   constructor(private readonly db: SqliteDb) {
+    this.gate = sqliteGate(db);
     this.q = {
       insertOrg: db.prepare(
         'INSERT INTO orgs (id, name, credit_allotment, reset_period_s, max_streams, created_at) VALUES (@id, @name, @creditAllotment, @resetPeriodSeconds, @maxStreams, @createdAt) ON CONFLICT DO NOTHING',
@@ -64,72 +69,72 @@ export class SqliteAccountStore implements AccountStore {
       ),
       deleteLimit: db.prepare('DELETE FROM rate_limits WHERE org_id = ? AND bucket = ?'),
     };
+    this.keyOwner = db.transaction((hash: string) => {
+      const row = this.q.keyByHash.get(hash);
+      return row && { row, org: this.q.orgById.get(row.org_id), member: this.q.memberById.get(row.member_id) };
+    });
   }
 
   async createOrg(org: NewOrg): Promise<boolean> {
-    return this.q.insertOrg.run(org).changes === 1;
+    return (await this.gate.run(() => this.q.insertOrg.run(org))).changes === 1;
   }
 
   async findOrg(idOrName: string): Promise<Org | undefined> {
-    const row = this.q.orgById.get(idOrName) ?? this.q.orgByName.get(idOrName);
+    const row = await this.gate.run(() => this.q.orgById.get(idOrName) ?? this.q.orgByName.get(idOrName));
     return row && toOrg(row);
   }
 
   async listOrgs(): Promise<Org[]> {
-    return this.q.orgs.all().map(toOrg);
+    return (await this.gate.run(() => this.q.orgs.all())).map(toOrg);
   }
 
   async setMaxStreams(orgId: string, maxStreams: number): Promise<void> {
-    this.q.setMaxStreams.run(maxStreams, orgId);
+    await this.gate.run(() => this.q.setMaxStreams.run(maxStreams, orgId));
   }
 
   async findMember(orgId: string, email: string): Promise<Member | undefined> {
-    const row = this.q.member.get(orgId, email);
+    const row = await this.gate.run(() => this.q.member.get(orgId, email));
     return row && toMember(row);
   }
 
   async createMember(member: NewMember): Promise<void> {
-    this.q.insertMember.run(member);
+    await this.gate.run(() => this.q.insertMember.run(member));
   }
 
   async countMembers(orgId: string): Promise<number> {
-    return this.q.countMembers.get(orgId)!.n;
+    return (await this.gate.run(() => this.q.countMembers.get(orgId)))!.n;
   }
 
   async createKey(key: NewKey): Promise<void> {
-    this.q.insertKey.run({ ...key, scopes: JSON.stringify(key.scopes) });
+    await this.gate.run(() => this.q.insertKey.run({ ...key, scopes: JSON.stringify(key.scopes) }));
   }
 
   async findKeyByHash(hash: string): Promise<KeyOwner | undefined> {
-    const row = this.q.keyByHash.get(hash);
-    if (!row) return undefined;
-    const org = this.q.orgById.get(row.org_id);
-    const member = this.q.memberById.get(row.member_id);
-    if (!org || !member) return undefined;
-    return { key: toKey(row), hash: row.hash, org: toOrg(org), member: toMember(member) };
+    const found = await this.gate.run(() => this.keyOwner(hash));
+    if (!found || !found.org || !found.member) return undefined;
+    return { key: toKey(found.row), hash: found.row.hash, org: toOrg(found.org), member: toMember(found.member) };
   }
 
   async listKeys(orgId: string): Promise<ApiKeyRecord[]> {
-    return this.q.keys.all(orgId).map(toKey);
+    return (await this.gate.run(() => this.q.keys.all(orgId))).map(toKey);
   }
 
   async findKey(keyId: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.q.keyById.get(keyId);
+    const row = await this.gate.run(() => this.q.keyById.get(keyId));
     return row && toKey(row);
   }
 
   async revokeKey(keyId: string, at: number): Promise<boolean> {
-    return this.q.revoke.run(at, keyId).changes === 1;
+    return (await this.gate.run(() => this.q.revoke.run(at, keyId))).changes === 1;
   }
 
   async getLimits(orgId: string): Promise<Partial<Record<BucketName, BucketRule>>> {
     const out: Partial<Record<BucketName, BucketRule>> = {};
-    for (const r of this.q.limits.all(orgId)) out[r.bucket as BucketName] = { rate: r.rate, burst: r.burst };
+    for (const r of await this.gate.run(() => this.q.limits.all(orgId))) out[r.bucket as BucketName] = { rate: r.rate, burst: r.burst };
     return out;
   }
 
   async setLimit(orgId: string, bucket: BucketName, rule: BucketRule | null): Promise<void> {
-    if (rule) this.q.upsertLimit.run(orgId, bucket, rule.rate, rule.burst);
-    else this.q.deleteLimit.run(orgId, bucket);
+    await this.gate.run(() => (rule ? this.q.upsertLimit.run(orgId, bucket, rule.rate, rule.burst) : this.q.deleteLimit.run(orgId, bucket)));
   }
 }

@@ -1,5 +1,6 @@
 import { nextPeriodEnd, type CreditBalance, type CreditLedger, type CreditPlan, type DebitResult } from '../../modules/credits/credit-ledger.ts';
-import type { SqliteDb } from './sqlite-db.ts';
+import { sqliteGate, type SqliteDb } from './sqlite-db.ts';
+import type { SqliteGate } from './sqlite-gate.ts';
 
 interface Row { balance: number; allotment: number; period_s: number; period_end: number }
 
@@ -7,10 +8,20 @@ interface Row { balance: number; allotment: number; period_s: number; period_end
 const EFFECTIVE = 'CASE WHEN @now >= period_end THEN allotment ELSE balance END';
 const NEXT_END = 'CASE WHEN @now >= period_end THEN period_end + (CAST((@now - period_end) / period_s AS INTEGER) + 1) * period_s ELSE period_end END';
 
+/**
+ * Credits in the embedded database. Every write runs in its own transaction and reads its RETURNING
+ * rows to the end: a bare `.get()` of an UPDATE … RETURNING hands back the new row even when SQLite
+ * then fails to commit it (a full disk), and the change is silently gone. Here a failed commit throws.
+ */
 export class SqliteCreditLedger implements CreditLedger {
   private readonly q;
+  private readonly gate: SqliteGate;
+  private readonly tx: <T>(fn: () => T) => Promise<T>;
 
   constructor(db: SqliteDb) {
+    this.gate = sqliteGate(db);
+    // IMMEDIATE: the write lock is taken at BEGIN, so a busy database fails before any work is done.
+    this.tx = <T>(fn: () => T) => this.gate.run(() => db.transaction(fn).immediate());
     this.q = {
       open: db.prepare(
         'INSERT INTO credit_accounts (org_id, balance, allotment, period_s, period_end) VALUES (@org, @allotment, @allotment, @period, @end) ON CONFLICT DO NOTHING',
@@ -37,11 +48,11 @@ export class SqliteCreditLedger implements CreditLedger {
   }
 
   async open(orgId: string, plan: CreditPlan, nowSec: number): Promise<void> {
-    this.q.open.run({ org: orgId, allotment: plan.allotment, period: plan.periodSeconds, end: nowSec + plan.periodSeconds });
+    await this.tx(() => this.q.open.run({ org: orgId, allotment: plan.allotment, period: plan.periodSeconds, end: nowSec + plan.periodSeconds }));
   }
 
   async debit(orgId: string, cost: number, nowSec: number): Promise<DebitResult> {
-    const row = this.q.debit.get({ org: orgId, cost, now: nowSec });
+    const [row] = await this.tx(() => this.q.debit.all({ org: orgId, cost, now: nowSec }));
     if (row) return { ok: true, balance: row.balance, resetsAt: row.period_end };
     const current = await this.get(orgId, nowSec);
     return { ok: false, balance: current?.balance ?? 0, resetsAt: current?.resetsAt ?? nowSec };
@@ -52,11 +63,11 @@ export class SqliteCreditLedger implements CreditLedger {
   }
 
   async refund(orgId: string, amount: number): Promise<void> {
-    this.q.refund.run(amount, orgId);
+    await this.tx(() => this.q.refund.run(amount, orgId));
   }
 
   async get(orgId: string, nowSec: number): Promise<(CreditBalance & CreditPlan) | undefined> {
-    const r = this.q.get.get(orgId);
+    const r = await this.gate.run(() => this.q.get.get(orgId));
     if (!r) return undefined;
     const due = nowSec >= r.period_end;
     return {
@@ -76,12 +87,14 @@ export class SqliteCreditLedger implements CreditLedger {
   }
 
   async setPlan(orgId: string, plan: Partial<CreditPlan>): Promise<void> {
-    if (plan.allotment !== undefined) this.q.setAllotment.run(plan.allotment, orgId);
-    if (plan.periodSeconds !== undefined) this.q.setPeriod.run(plan.periodSeconds, orgId);
+    await this.tx(() => {
+      if (plan.allotment !== undefined) this.q.setAllotment.run(plan.allotment, orgId);
+      if (plan.periodSeconds !== undefined) this.q.setPeriod.run(plan.periodSeconds, orgId);
+    });
   }
 
-  private write(stmt: typeof this.q.set, orgId: string, value: number, nowSec: number): CreditBalance {
-    const row = stmt.get({ org: orgId, value, now: nowSec });
+  private async write(stmt: typeof this.q.set, orgId: string, value: number, nowSec: number): Promise<CreditBalance> {
+    const [row] = await this.tx(() => stmt.all({ org: orgId, value, now: nowSec }));
     if (!row) throw new Error(`no credit account for team ${orgId}`);
     return { balance: row.balance, resetsAt: row.period_end };
   }

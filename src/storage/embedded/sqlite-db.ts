@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { SqliteGate, type SqliteGateOptions } from './sqlite-gate.ts';
 
 export type SqliteDb = Database.Database;
 
@@ -90,20 +91,34 @@ const MIGRATIONS: string[] = [
    CREATE INDEX intel_overlays_org ON intel_overlays(org_id, cidr);`,
 ];
 
+const gates = new WeakMap<SqliteDb, SqliteGate>();
+
+/** How every store runs its statements on this database (made with the defaults when not opened here). */
+export function sqliteGate(db: SqliteDb): SqliteGate {
+  let gate = gates.get(db);
+  if (!gate) gates.set(db, (gate = new SqliteGate({})));
+  return gate;
+}
+
 /**
  * Opens (creating if needed) the embedded database. WAL lets the server and the admin CLI use the
- * file at once; busy_timeout makes a writer wait for the other instead of failing.
+ * file at once. SQLite's own busy wait would sleep on the event loop, so it is off once the schema is
+ * migrated: a statement that meets another process's lock fails at once, and the stores retry it
+ * through the gate with timers, up to its deadline, while the loop keeps serving.
  */
-export function openSqlite(file: string): SqliteDb {
+export function openSqlite(file: string, options: SqliteGateOptions = {}): SqliteDb {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
+  // At start nothing is served yet: waiting for an admin command's lock here blocks nobody.
+  db.pragma('busy_timeout = 10000');
   db.pragma('journal_mode = WAL');
   // NORMAL in WAL mode: a committed transaction survives a process crash; only an OS crash may
   // lose the last transactions, never corrupt the file.
   db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   migrate(db);
+  db.pragma('busy_timeout = 0');
+  gates.set(db, new SqliteGate(options));
   return db;
 }
 

@@ -1,5 +1,6 @@
 import type { NewOverlay, Overlay, OverlayStore } from '../../modules/intel/overlays/overlay-store.ts';
-import type { SqliteDb } from './sqlite-db.ts';
+import { sqliteGate, type SqliteDb } from './sqlite-db.ts';
+import type { SqliteGate } from './sqlite-gate.ts';
 
 /** Overlays in the embedded database (migration `intel_overlays`). */
 export class SqliteOverlayStore implements OverlayStore {
@@ -7,8 +8,10 @@ export class SqliteOverlayStore implements OverlayStore {
   private readonly byOrg;
   private readonly every;
   private readonly rev;
+  private readonly gate: SqliteGate;
 
   constructor(private readonly db: SqliteDb) {
+    this.gate = sqliteGate(db);
     this.insert = db.prepare('INSERT INTO intel_overlays (org_id, cidr, category, provider, action, created_at) VALUES (?, ?, ?, ?, ?, ?)');
     this.byOrg = db.prepare('SELECT * FROM intel_overlays WHERE org_id = ? ORDER BY id');
     this.every = db.prepare('SELECT * FROM intel_overlays ORDER BY id');
@@ -18,27 +21,29 @@ export class SqliteOverlayStore implements OverlayStore {
   }
 
   async add(o: NewOverlay): Promise<Overlay> {
-    const r = this.insert.run(o.org_id, o.cidr, o.category, o.provider, o.action, o.created_at);
+    const r = await this.gate.run(() => this.insert.run(o.org_id, o.cidr, o.category, o.provider, o.action, o.created_at));
     return { id: Number(r.lastInsertRowid), ...o };
   }
 
   async list(orgId: string): Promise<Overlay[]> {
-    return this.byOrg.all(orgId) as Overlay[];
+    return (await this.gate.run(() => this.byOrg.all(orgId))) as Overlay[];
   }
 
   async clear(orgId: string, cidr?: string): Promise<number> {
-    const r = cidr === undefined
-      ? this.db.prepare('DELETE FROM intel_overlays WHERE org_id = ?').run(orgId)
-      : this.db.prepare('DELETE FROM intel_overlays WHERE org_id = ? AND cidr = ?').run(orgId, cidr);
+    const r = await this.gate.run(() =>
+      cidr === undefined
+        ? this.db.prepare('DELETE FROM intel_overlays WHERE org_id = ?').run(orgId)
+        : this.db.prepare('DELETE FROM intel_overlays WHERE org_id = ? AND cidr = ?').run(orgId, cidr),
+    );
     return r.changes;
   }
 
   async all(): Promise<Overlay[]> {
-    return this.every.all() as Overlay[];
+    return (await this.gate.run(() => this.every.all())) as Overlay[];
   }
 
   async revision(): Promise<string> {
-    const { n, m } = this.rev.get() as { n: number; m: number };
+    const { n, m } = (await this.gate.run(() => this.rev.get())) as { n: number; m: number };
     return `${n}:${m}`;
   }
 }
