@@ -3,7 +3,7 @@ import { DATA_STATUS_PATH } from '../http/routes/data-status.ts';
 import { FEED_IDS } from '../modules/feeds/feed-catalog.ts';
 import { dataStatus, type DataStatus } from '../modules/intel/data-status.ts';
 import { operatorToken } from './local-secrets.ts';
-import { localServer } from './local-server.ts';
+import { runningServer } from './local-server.ts';
 import { UsageError } from './output.ts';
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
@@ -70,7 +70,7 @@ export function registerData(program: Command): void {
         } finally {
           await stores.close();
         }
-        const base = o.server ?? (await localServer(c));
+        const base = o.server ?? runningServer(c);
         const server = base ? await serverStatus(base, c) : undefined;
         const result = { ...status, server: server ?? null };
         out.result(result, () => statusText(status, base, server));

@@ -8,15 +8,25 @@ import { systemClock } from '../lib/clock.ts';
 import { csvItems } from '../modules/feeds/csv-items.ts';
 import { FEED_IDS, findFeed, type FeedDef } from '../modules/feeds/feed-catalog.ts';
 import { RecordValidator } from '../modules/feeds/feed-records.ts';
-import { IngestService, type IngestSummary } from '../modules/feeds/ingest-service.ts';
+import { IngestInterrupted, IngestService, type IngestSummary } from '../modules/feeds/ingest-service.ts';
 import { ndjsonFromBytes } from '../modules/feeds/line-splitter.ts';
 import { FileFeedLog } from '../storage/embedded/file-feed-log.ts';
 import { MemoryFeedBus } from '../storage/embedded/memory-feed-bus.ts';
 import { action } from './context.ts';
 import { operatorToken } from './local-secrets.ts';
-import { localServer } from './local-server.ts';
+import { dataDirState, describeOwner, withDataDir } from './local-server.ts';
 import { EXIT, UsageError, type Output } from './output.ts';
 import { createProgress } from './progress.ts';
+
+/** A server's answer that it stopped on a storage fault after storing `summary.accepted` records. */
+class IngestStopped extends Error {
+  constructor(
+    message: string,
+    readonly summary: IngestSummary,
+  ) {
+    super(message);
+  }
+}
 
 interface IngestOptions {
   format?: string;
@@ -32,8 +42,8 @@ export function registerIngest(program: Command): void {
     .argument('<feed>', `feed id or URL segment: ${FEED_IDS.join(', ')}`)
     .argument('<file>', 'input file, or - for standard input')
     .option('--format <format>', 'ndjson or csv (default: csv for *.csv files, else ndjson)')
-    .option('--server <url>', 'send to this umbra server (default: the local server when it runs)')
-    .option('--local', 'write straight into the data dir even when a server runs (its live streams will not see the records)')
+    .option('--server <url>', 'send to this umbra server (default: the server running on the data dir, if one is)')
+    .option('--local', 'write straight into the data dir (refused while a server runs on it)')
     .action(
       action(async (out, configOf, feedName: string, file: string, o: IngestOptions) => {
         const config = configOf();
@@ -59,11 +69,22 @@ export function registerIngest(program: Command): void {
             cb(null, chunk);
           },
         });
+        // Where the records go: the server named, else the server holding the data dir (found from the
+        // data dir itself), else the data dir, held while writing. Never past a running server.
+        const state = o.server ? undefined : dataDirState(config);
+        if (state?.kind === 'server' && o.local) throw new UsageError(`a server runs on this data dir: ${describeOwner(state.owner)}; records must go through it (drop --local)`);
+        if (state?.kind === 'busy') throw new UsageError(`the data dir ${config.dataDir} is in use by ${describeOwner(state.owner)}; nothing was written (try again once it has finished)`);
+        const server = o.server ?? (state?.kind === 'server' ? state.url : undefined);
         const input = (file === '-' ? process.stdin : createReadStream(file)).pipe(counted);
-        const server = o.local ? undefined : (o.server ?? (await localServer(config)));
         let summary: IngestSummary;
         try {
-          summary = server ? await remote(server, config, feed, format, input, out) : await local(config, feed, format, input);
+          summary = server ? await remote(server, config, feed, format, input, out) : await withDataDir(config, 'ingest', () => local(config, feed, format, input));
+        } catch (e) {
+          if (!(e instanceof IngestInterrupted || e instanceof IngestStopped)) throw e;
+          // A storage fault stopped the ingest: say what was stored, and exit as for partial work.
+          report(out, e.summary);
+          out.info(`umbra: ${e.message}`);
+          return e.summary.accepted > 0 ? EXIT.PARTIAL : EXIT.FAILED;
         } finally {
           progress.stop();
         }
@@ -108,6 +129,11 @@ function remote(base: string, config: Config, feed: FeedDef, format: string, inp
             return { record: Number(record), field: field!, message: m.join('; '), reason: 'invalid_value' as const };
           });
           return resolve({ feed: feed.id, accepted: 0, rejected: errors.length, byReason: {}, errors });
+        }
+        if (typeof body.accepted === 'number') {
+          // The server stopped on a storage fault: body.accepted records were stored, none after.
+          const summary: IngestSummary = { feed: feed.id, accepted: body.accepted, rejected: body.rejected ?? 0, byReason: {}, errors: [] };
+          return reject(new IngestStopped(`the server answered ${res.statusCode}: ${body.detail}`, summary));
         }
         reject(new UsageError(`server answered ${res.statusCode}: ${body.detail ?? text}`));
       });
