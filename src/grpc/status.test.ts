@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
 import { AppError, STATUS, type ErrorCode } from '../errors.ts';
 import { toGrpcFailure } from './status.ts';
+import { toProblem } from '../http/problem.ts';
 
 describe(toGrpcFailure.name, () => {
   it('should map service.md’s HTTP statuses to its gRPC codes, and 402 to FAILED_PRECONDITION', () => {
@@ -38,5 +39,20 @@ describe(toGrpcFailure.name, () => {
       assert.doesNotMatch(f.details, /hunter2/);
     }
     assert.equal(toGrpcFailure(new AppError('UNAVAILABLE', 'The streaming backend is unavailable; retry shortly.')).details, 'The streaming backend is unavailable; retry shortly.');
+  });
+
+  it('should answer a storage fault as UNAVAILABLE with retry-after, as HTTP answers 503 or 507, never as INTERNAL', () => {
+    for (const code of ['ENOSPC', 'EROFS', 'EIO', 'SQLITE_BUSY', 'SQLITE_FULL', 'SQLITE_IOERR_WRITE', 'SQLITE_READONLY']) {
+      const f = toGrpcFailure(Object.assign(new Error(`${code}: /var/lib/umbra/feeds/x`), { code }));
+      assert.equal(f.code, status.UNAVAILABLE, code);
+      assert.ok(Number(f.metadata.get('retry-after')[0]) >= 1, code);
+      assert.doesNotMatch(f.details, /var\/lib/, 'no path in the detail');
+      const problem = toProblem(Object.assign(new Error(code), { code }));
+      assert.equal(problem.status, /ENOSPC|SQLITE_FULL/.test(code) ? 507 : 503, code);
+      assert.ok(Number(problem.headers['retry-after']) >= 1);
+    }
+    // A bug stays INTERNAL (500), even with an errno-looking code of its own.
+    assert.equal(toGrpcFailure(Object.assign(new Error('oops'), { code: 'ERR_INVALID_ARG_TYPE' })).code, status.INTERNAL);
+    assert.equal(toProblem(Object.assign(new Error('oops'), { code: 'ERR_INVALID_ARG_TYPE' })).status, 500);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
@@ -131,5 +132,22 @@ describe('Ingestion on a full disk', () => {
     assert.equal(lines.length, body.accepted);
     // The stored ones are the first records of the request, in order.
     assert.equal(JSON.parse(lines[lines.length - 1]!).provider, `P${'X'.repeat(40)}${body.accepted - 1}`);
+  });
+
+  it('should answer 503 with Retry-After, not 500, when the data dir turns read-only, and report it in /health', async (t) => {
+    const dir = privateTmpfs(t, 16);
+    const app = await buildTestApp(t, {}, { UMBRA_OPERATOR_TOKEN: TOKEN, UMBRA_DATA_DIR: dir, UMBRA_DISK_RESERVE_MB: '0' });
+    // (A file system with files open for writing cannot be remounted read-only: do it before the first.)
+    execFileSync('mount', ['-o', 'remount,ro', dir]);
+    const res = await post(app, batch(app, 100, 10));
+    assert.equal(res.statusCode, 503, res.body.slice(0, 300));
+    assert.equal(res.headers['content-type'], 'application/problem+json');
+    assert.ok(Number(res.headers['retry-after']) >= 1);
+    const body = res.json();
+    assert.match(body.detail, /cannot use its storage right now \(EROFS\)/);
+    assert.equal(body.accepted, 0);
+    const health = await app.http.inject({ url: '/health' });
+    assert.equal(health.statusCode, 503);
+    assert.ok(health.json().problems.some((p: string) => /disk: a write failed \(EROFS/.test(p)), health.body);
   });
 });

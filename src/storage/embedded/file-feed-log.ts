@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { FEED_IDS, type FeedId } from '../../modules/feeds/feed-catalog.ts';
 import { hourOf, type FeedLog, type FeedLogEntry, type HourFile } from '../../modules/feeds/feed-log.ts';
 import type { DiskSpace } from './disk-space.ts';
@@ -140,7 +140,7 @@ export class FileFeedLog implements FeedLog {
     const { dayDir, file } = partitionPath(this.dir, feed, hour);
     const cached = this.handles.get(file);
     if (cached) return { part: cached, file };
-    await mkdir(dayDir, { recursive: true });
+    await makeDir(dayDir);
     const fh = await open(file, 'a+');
     try {
       const part = { fh, size: await repairTornTail(fh) };
@@ -256,6 +256,25 @@ async function repairTornTail(fh: FileHandle): Promise<number> {
     await fh.datasync();
   }
   return valid;
+}
+
+/**
+ * mkdir -p that reports the real cause: node's recursive mkdir answers ENOENT on a read-only file
+ * system; making the missing levels one by one surfaces EROFS (or EACCES, ENOSPC).
+ */
+async function makeDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    const missing: string[] = [];
+    for (let d = dir; ; d = dirname(d)) {
+      if (await stat(d).then(() => true, () => false)) break;
+      missing.unshift(d);
+      if (dirname(d) === d) break;
+    }
+    for (const d of missing) await mkdir(d);
+  }
 }
 
 /** FileHandle.write may write fewer bytes than asked (a nearly full disk): write the rest, or throw. */
