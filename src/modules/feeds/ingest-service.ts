@@ -86,8 +86,9 @@ export class IngestService {
         async () => {
           summary.accepted += batch.length;
           storedThrough = through;
-          inFlight = undefined;
+          // Delivered before the next append starts, so streams see batches in input order.
           await this.deliver(feed, batch);
+          inFlight = undefined;
           onProgress?.(summary);
         },
         (error: unknown) => {
