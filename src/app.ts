@@ -245,6 +245,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     objects: stores.objects,
     fastPath: deps.fastPath ?? true,
     guard,
+    edge: config.edge,
   });
 
   let closed: Promise<void> | undefined;

@@ -1,0 +1,134 @@
+import { describe, it, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import type { Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../../src/lib/logger.ts';
+import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
+import { rawConnect, rawExchange } from '../../helpers/raw-http.ts';
+
+// UMBRA_MAX_CONNECTIONS over real sockets: idle connections are reclaimed (longest idle first) so new
+// clients are served; when every connection is busy, new ones get a 503 problem+json and are closed.
+
+interface Limited {
+  app: TestApp;
+  port: number;
+  logs: Array<Record<string, unknown>>;
+  /** Opens a raw connection (closed when the test ends, before the app) and notes when the server closes it. */
+  idle(): Promise<{ socket: Socket; closed: () => boolean }>;
+}
+
+async function limitedApp(t: TestContext, max: number): Promise<Limited> {
+  const sockets: Socket[] = [];
+  // Registered before the app's own cleanup, so the app never waits for the test's connections.
+  t.after(() => {
+    for (const s of sockets) s.destroy();
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+      done();
+    },
+  });
+  const app = await buildTestApp(t, { logger: createLogger('warn', sink) }, { UMBRA_MAX_CONNECTIONS: String(max) });
+  await app.http.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.http.server.address() as { port: number }).port;
+  const idle = async () => {
+    const socket = await rawConnect(port);
+    sockets.push(socket);
+    let closed = false;
+    socket.on('error', () => {});
+    socket.on('close', () => (closed = true));
+    socket.resume();
+    return { socket, closed: () => closed };
+  };
+  return { app, port, logs, idle };
+}
+
+function get(port: number, path: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
+
+async function metric(app: TestApp, name: string): Promise<number> {
+  const text = (await app.http.inject({ url: '/metrics' })).body;
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  assert.ok(m, `${name} is exported`);
+  return Number(m[1]);
+}
+
+describe('the HTTP connection limit', () => {
+  it('should close idle connections, longest idle first, so that new clients are still served', async (t) => {
+    const { app, port, logs, idle } = await limitedApp(t, 50);
+    const first = await Promise.all(Array.from({ length: 50 }, () => idle()));
+    await tick();
+    // The oldest connection makes a request: it is now the one idle for the shortest time.
+    first[0]!.socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await tick(100);
+    const more = [];
+    for (let i = 0; i < 3; i++) more.push(await idle());
+    await tick();
+    assert.equal(first[0]!.closed(), false, 'the connection that was just used is kept');
+    assert.deepEqual([1, 2, 3].map((i) => first[i]!.closed()), [true, true, true], 'the longest idle ones are closed first');
+    assert.equal(more.some((c) => c.closed()), false, 'the newcomers are served');
+
+    // A flood of idle connections, four times the limit: every one is accepted (older idle ones make room).
+    for (let i = 0; i < 200; i++) more.push(await idle());
+    await tick(50);
+    assert.equal(await metric(app, 'umbra_http_connections_limit'), 50);
+    assert.ok((await metric(app, 'umbra_http_connections')) <= 50);
+    assert.ok((await metric(app, 'umbra_http_connections_reclaimed_total')) >= 150);
+    assert.equal(await metric(app, 'umbra_http_connections_refused_total'), 0);
+    const answer = await get(port, '/health');
+    assert.equal(answer.status, 200, 'a new client is served');
+    const warn = logs.find((l) => l.msg === 'connection limit reached');
+    assert.ok(warn, 'a warn line says the limit was reached');
+    assert.equal(warn.level, 40);
+    assert.equal(warn.transport, 'http');
+    assert.equal(warn.limit, 50);
+    assert.ok((warn.reclaimed as number) >= 1);
+    assert.equal(logs.filter((l) => l.msg === 'connection limit reached').length, 1, 'at most one line per 10 s');
+  });
+
+  it('should refuse new connections with a 503 problem when every connection is busy, and serve again once one frees', async (t) => {
+    const { app, port, logs, idle } = await limitedApp(t, 20);
+    const { key } = await app.team();
+    // Busy: each has sent a request's headers and part of its body, so an answer is pending on it.
+    const busy = await Promise.all(Array.from({ length: 20 }, () => idle()));
+    for (const b of busy) b.socket.write(`POST /api/v4/lookup/ips HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"ips":[`);
+    await tick(100);
+
+    const refused = await get(port, '/health');
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers['content-type'], 'application/problem+json');
+    assert.equal(refused.headers.connection, 'close');
+    assert.equal(refused.headers['retry-after'], '1');
+    const body = JSON.parse(refused.body);
+    assert.deepEqual(Object.keys(body).sort(), ['detail', 'error', 'status', 'title', 'type']);
+    assert.equal(body.status, 503);
+    assert.match(body.detail, /connection limit/);
+    const raw = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', 3000);
+    assert.equal(raw.status, 503);
+    assert.ok(raw.closed, 'a refused connection is closed');
+    assert.equal(busy.some((b) => b.closed()), false, 'busy connections are never reclaimed');
+    assert.ok((await metric(app, 'umbra_http_connections_refused_total')) >= 2);
+    assert.equal(await metric(app, 'umbra_http_connections'), 20);
+    const warn = logs.find((l) => l.msg === 'connection limit reached');
+    assert.ok(warn && (warn.refused as number) >= 1, 'a warn line counts the refusals');
+
+    busy[0]!.socket.destroy();
+    await tick(50);
+    assert.equal((await get(port, '/health')).status, 200, 'served again once a connection is free');
+  });
+});
