@@ -249,7 +249,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   });
 
   let closed: Promise<void> | undefined;
-  const grpc = createGrpcServer({ services, guard, metrics, logger, streamLifetimeMs: config.streamLifetimeMs, closing: closing.signal });
+  const grpc = createGrpcServer({
+    services,
+    guard,
+    metrics,
+    logger,
+    streamLifetimeMs: config.streamLifetimeMs,
+    closing: closing.signal,
+    edge: { maxConnections: config.edge.grpcMaxConnections, idleTimeoutMs: config.edge.grpcIdleTimeoutMs },
+  });
 
   return {
     http,
