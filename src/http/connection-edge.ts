@@ -16,8 +16,22 @@ export function checkingIntervalMs(headersTimeoutMs: number): number {
   return Math.min(1000, Math.max(50, Math.floor(headersTimeoutMs / 4)));
 }
 
-/** A connection is idle when no answer is in flight on it: node sets `_httpMessage` from a request's arrival to its answer's end. */
-const httpIdle = (socket: Socket): boolean => !(socket as Socket & { _httpMessage?: unknown })._httpMessage;
+interface PendingAnswer {
+  headersSent: boolean;
+  req?: { complete: boolean };
+}
+
+/**
+ * Whether a connection waits on its client rather than on umbra, and so may be closed to make room:
+ * no request on it (node sets `_httpMessage` from a request's headers to the end of its answer), or a
+ * request whose body is still arriving and whose answer has not begun. The second keeps a client
+ * that opens an upload and stalls (no key needed: routes wait for the body) from holding a slot for
+ * the whole request timeout; an upload still sending bytes counts as recently active, so it goes last.
+ */
+function waitsOnClient(socket: Socket): boolean {
+  const answer = (socket as Socket & { _httpMessage?: PendingAnswer | null })._httpMessage;
+  return !answer || (!answer.headersSent && answer.req?.complete === false);
+}
 
 /**
  * The connection edge of the HTTP server: the connection limit (idle connections reclaimed, then
@@ -30,7 +44,7 @@ export function protectConnections(server: HttpServer, edge: EdgeConfig, answers
   const limiter = new ConnectionLimiter({
     transport: 'http',
     max: edge.maxConnections,
-    isIdle: httpIdle,
+    isIdle: waitsOnClient,
     // The answer is written at once, before the request is read: the client reads it as the answer to
     // whatever it sends, and the connection closes (one shared request id: nothing was parsed to echo).
     refuse: (socket) => answerAndClose(socket, refusal.bytes),

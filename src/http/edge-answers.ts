@@ -57,8 +57,8 @@ export function clientErrorProblem(err: NodeJS.ErrnoException, limits: { maxHead
     case 'HPE_HEADER_OVERFLOW':
       return new AppError('HEADERS_TOO_LARGE', `The request line and headers together exceed ${limits.maxHeaderBytes} bytes, the most this server reads; ${close}.`);
     case 'ERR_HTTP_REQUEST_TIMEOUT': {
-      const whole = limits.requestTimeoutMs > 0 ? `, and the whole request within ${limits.requestTimeoutMs} ms` : '';
-      return new AppError('REQUEST_TIMEOUT', `The request was not received in time (its headers must arrive within ${limits.headersTimeoutMs} ms of the connection or the previous answer${whole}); ${close}.`);
+      const whole = limits.requestTimeoutMs > 0 ? `; the whole request within ${limits.requestTimeoutMs} ms` : '';
+      return new AppError('REQUEST_TIMEOUT', `The request was not received in time (its line and headers must arrive within ${limits.headersTimeoutMs} ms of its first byte, or of the connection opening${whole}); ${close}.`);
     }
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return new AppError('PAYLOAD_TOO_LARGE', `The chunk extensions of the request body are larger than this server accepts; ${close}.`);

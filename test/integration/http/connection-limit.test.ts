@@ -101,14 +101,29 @@ describe('the HTTP connection limit', () => {
     assert.equal(logs.filter((l) => l.msg === 'connection limit reached').length, 1, 'at most one line per 10 s');
   });
 
-  it('should refuse new connections with a 503 problem when every connection is busy, and serve again once one frees', async (t) => {
-    const { app, port, logs, idle } = await limitedApp(t, 20);
-    const { key } = await app.team();
-    // Busy: each has sent a request's headers and part of its body, so an answer is pending on it.
-    const busy = await Promise.all(Array.from({ length: 20 }, () => idle()));
-    for (const b of busy) b.socket.write(`POST /api/v4/lookup/ips HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"ips":[`);
-    await tick(100);
+  it('should reclaim a stalled upload, refuse with a 503 problem when every connection is busy, and serve again once one frees', async (t) => {
+    const { app, port, logs, idle } = await limitedApp(t, 10);
+    const { key } = await app.team({ maxStreams: 10 });
+    const openStream = async () => {
+      const c = await idle();
+      let head = '';
+      c.socket.on('data', (d: Buffer) => (head += d.toString('latin1')));
+      c.socket.write(`GET /api/v4/feeds/proxies/stream HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\n\r\n`);
+      while (!head.includes('\r\n\r\n')) await tick(5);
+      assert.match(head, /^HTTP\/1\.1 200 /);
+      return c;
+    };
+    // A client that starts an upload (no key needed: the route waits for the body) and stalls, and
+    // nine live streams: answers under way, the connections umbra owes something to.
+    const stalled = await idle();
+    stalled.socket.write('POST /api/v4/nothing HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a');
+    const busy = [];
+    for (let i = 0; i < 9; i++) busy.push(await openStream());
+    await tick(50);
+    assert.equal((await get(port, '/health')).status, 200, 'the stalled upload makes room');
+    assert.equal(stalled.closed(), true);
 
+    busy.push(await openStream());
     const refused = await get(port, '/health');
     assert.equal(refused.status, 503);
     assert.equal(refused.headers['content-type'], 'application/problem+json');
@@ -117,15 +132,19 @@ describe('the HTTP connection limit', () => {
     const body = JSON.parse(refused.body);
     assert.deepEqual(Object.keys(body).sort(), ['detail', 'error', 'status', 'title', 'type']);
     assert.equal(body.status, 503);
+    assert.equal(body.error, body.detail);
     assert.match(body.detail, /connection limit/);
     const raw = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', 3000);
     assert.equal(raw.status, 503);
     assert.ok(raw.closed, 'a refused connection is closed');
     assert.equal(busy.some((b) => b.closed()), false, 'busy connections are never reclaimed');
     assert.ok((await metric(app, 'umbra_http_connections_refused_total')) >= 2);
-    assert.equal(await metric(app, 'umbra_http_connections'), 20);
-    const warn = logs.find((l) => l.msg === 'connection limit reached');
-    assert.ok(warn && (warn.refused as number) >= 1, 'a warn line counts the refusals');
+    assert.equal(await metric(app, 'umbra_http_connections'), 10);
+    // The reclaim wrote the window's line at once; the refusals are counted in the next one, 10 s on
+    // (the limiter's unit test follows a whole window).
+    const warns = logs.filter((l) => l.msg === 'connection limit reached');
+    assert.equal(warns.length, 1);
+    assert.equal(warns[0]!.reclaimed, 1);
 
     busy[0]!.socket.destroy();
     await tick(50);
