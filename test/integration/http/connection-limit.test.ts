@@ -61,6 +61,12 @@ function get(port: number, path: string): Promise<{ status: number; headers: Rec
 
 const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits until cond() holds (or 5 s pass: the assertion that follows then fails). */
+async function until(cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!cond() && Date.now() < deadline) await tick(10);
+}
+
 async function metric(app: TestApp, name: string): Promise<number> {
   const text = (await app.http.inject({ url: '/metrics' })).body;
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
@@ -71,14 +77,17 @@ async function metric(app: TestApp, name: string): Promise<number> {
 describe('the HTTP connection limit', () => {
   it('should close idle connections, longest idle first, so that new clients are still served', async (t) => {
     const { app, port, logs, idle } = await limitedApp(t, 50);
-    const first = await Promise.all(Array.from({ length: 50 }, () => idle()));
-    await tick();
+    // One after another, so the server accepts them in this order.
+    const first = [];
+    for (let i = 0; i < 50; i++) first.push(await idle());
     // The oldest connection makes a request: it is now the one idle for the shortest time.
+    let answered = '';
+    first[0]!.socket.on('data', (d: Buffer) => (answered += d.toString('latin1')));
     first[0]!.socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
-    await tick(100);
+    await until(() => answered.includes('"status"'));
     const more = [];
     for (let i = 0; i < 3; i++) more.push(await idle());
-    await tick();
+    await until(() => first[3]!.closed());
     assert.equal(first[0]!.closed(), false, 'the connection that was just used is kept');
     assert.deepEqual([1, 2, 3].map((i) => first[i]!.closed()), [true, true, true], 'the longest idle ones are closed first');
     assert.equal(more.some((c) => c.closed()), false, 'the newcomers are served');

@@ -69,9 +69,9 @@ describe('answers at the connection edge', () => {
 
   it('should answer a client that sends its headers too slowly with a 408 problem', async () => {
     const started = Date.now();
-    const a = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\n', 5000);
+    const a = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\n', 8000);
     assertProblem(a, 408, /within 400 ms/);
-    assert.ok(Date.now() - started < 2000, `answered within the headers timeout and one check (${Date.now() - started} ms)`);
+    assert.ok(Date.now() - started < 5000, `answered within the headers timeout and one check (${Date.now() - started} ms)`);
   });
 
   it('should answer an upgrade request like any other request instead of leaving it hanging', async () => {
