@@ -78,14 +78,14 @@ describe('the HTTP connection limit', () => {
   it('should close idle connections, longest idle first, so that new clients are still served', async (t) => {
     const { app, port, logs, idle } = await limitedApp(t, 50);
     // One after another, so the server accepts them in this order.
-    const first = [];
+    const first: Array<Awaited<ReturnType<typeof idle>>> = [];
     for (let i = 0; i < 50; i++) first.push(await idle());
     // The oldest connection makes a request: it is now the one idle for the shortest time.
     let answered = '';
     first[0]!.socket.on('data', (d: Buffer) => (answered += d.toString('latin1')));
     first[0]!.socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
     await until(() => answered.includes('"status"'));
-    const more = [];
+    const more: Array<Awaited<ReturnType<typeof idle>>> = [];
     for (let i = 0; i < 3; i++) more.push(await idle());
     await until(() => first[3]!.closed());
     assert.equal(first[0]!.closed(), false, 'the connection that was just used is kept');
