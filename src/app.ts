@@ -245,10 +245,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     objects: stores.objects,
     fastPath: deps.fastPath ?? true,
     guard,
+    edge: config.edge,
   });
 
   let closed: Promise<void> | undefined;
-  const grpc = createGrpcServer({ services, guard, metrics, logger, streamLifetimeMs: config.streamLifetimeMs, closing: closing.signal });
+  const grpc = createGrpcServer({
+    services,
+    guard,
+    metrics,
+    logger,
+    streamLifetimeMs: config.streamLifetimeMs,
+    closing: closing.signal,
+    edge: { maxConnections: config.edge.grpcMaxConnections, idleTimeoutMs: config.edge.grpcIdleTimeoutMs },
+  });
 
   return {
     http,

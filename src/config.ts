@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { defaultConnectionLimits, softOpenFileLimit } from './http/connection-limit.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const ms = (max: number) => z.coerce.number().int().min(0).max(max);
@@ -23,6 +25,21 @@ const ConfigSchema = z.object({
   /** How often buffered credit charges are written to the store (at most this much is lost on a crash). */
   UMBRA_CREDITS_FLUSH_MS: z.coerce.number().int().min(1).max(1000).default(20),
   UMBRA_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+  /**
+   * HTTP connections served at once (idle ones are closed to make room, then new ones refused with a
+   * 503). Default: derived from the soft open-file limit (http/connection-limit.ts).
+   */
+  UMBRA_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(10_000_000).optional(),
+  /** The same for the gRPC port (new connections beyond it are closed). Default: derived likewise. */
+  UMBRA_GRPC_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(10_000_000).optional(),
+  /** A request's line and headers must arrive within this long of the connection or the previous answer (slow clients get a 408). */
+  UMBRA_HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
+  /** The whole request, body included, must arrive within this long (0: no limit). The answer may take longer. */
+  UMBRA_HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
+  /** An idle kept-alive connection is closed after this long (longer than a load balancer's usual 60 s). */
+  UMBRA_HTTP_KEEPALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(72_000),
+  /** A gRPC connection without calls for this long is closed (GOAWAY). */
+  UMBRA_GRPC_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(24 * 3_600_000).default(300_000),
   /** Seconds in-flight requests get to finish after SIGTERM. */
   UMBRA_SHUTDOWN_GRACE_S: z.coerce.number().int().min(0).max(600).default(25),
   /** An empty keepalive line after this long without output on a stream (service.md: about 15 s). */
@@ -65,6 +82,8 @@ export interface Config {
   keyCacheMs: number;
   limitsRefreshMs: number;
   bodyLimitBytes: number;
+  /** The connection edge of both ports (http/connection-limit.ts, http/edge-answers.ts). */
+  edge: EdgeConfig;
   creditsFlushMs: number;
   shutdownGraceSeconds: number;
   streamKeepaliveMs: number;
@@ -87,7 +106,25 @@ export interface Config {
   signingKeysFile: string;
 }
 
+export interface EdgeConfig {
+  maxConnections: number;
+  grpcMaxConnections: number;
+  headersTimeoutMs: number;
+  /** 0: none. */
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  grpcIdleTimeoutMs: number;
+}
+
 export class ConfigError extends Error {}
+
+function readProcLimits(): string | undefined {
+  try {
+    return readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return undefined;
+  }
+}
 
 /** Parses once at start-up; fails fast with every problem named. */
 export function parseConfig(env: Record<string, string | undefined>, overrides: Record<string, string | undefined> = {}): Config {
@@ -103,6 +140,10 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
   }
   const c = parsed.data;
   const dataDir = resolve(c.UMBRA_DATA_DIR);
+  if (c.UMBRA_HTTP_REQUEST_TIMEOUT_MS > 0 && c.UMBRA_HTTP_HEADERS_TIMEOUT_MS > c.UMBRA_HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('invalid configuration:\n  UMBRA_HTTP_HEADERS_TIMEOUT_MS: must not exceed UMBRA_HTTP_REQUEST_TIMEOUT_MS');
+  }
+  const derived = c.UMBRA_MAX_CONNECTIONS === undefined || c.UMBRA_GRPC_MAX_CONNECTIONS === undefined ? defaultConnectionLimits(softOpenFileLimit(readProcLimits())) : undefined;
   return {
     httpPort: c.UMBRA_HTTP_PORT,
     grpcPort: c.UMBRA_GRPC_PORT,
@@ -114,6 +155,14 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     keyCacheMs: c.UMBRA_KEY_CACHE_MS,
     limitsRefreshMs: c.UMBRA_LIMITS_REFRESH_MS,
     bodyLimitBytes: c.UMBRA_BODY_LIMIT_BYTES,
+    edge: {
+      maxConnections: c.UMBRA_MAX_CONNECTIONS ?? derived!.http,
+      grpcMaxConnections: c.UMBRA_GRPC_MAX_CONNECTIONS ?? derived!.grpc,
+      headersTimeoutMs: c.UMBRA_HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: c.UMBRA_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: c.UMBRA_HTTP_KEEPALIVE_TIMEOUT_MS,
+      grpcIdleTimeoutMs: c.UMBRA_GRPC_IDLE_TIMEOUT_MS,
+    },
     creditsFlushMs: c.UMBRA_CREDITS_FLUSH_MS,
     shutdownGraceSeconds: c.UMBRA_SHUTDOWN_GRACE_S,
     streamKeepaliveMs: c.UMBRA_STREAM_KEEPALIVE_MS,

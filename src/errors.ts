@@ -4,6 +4,7 @@
  */
 export type ErrorCode =
   | 'VALIDATION_ERROR'
+  | 'MALFORMED_REQUEST'
   | 'UNAUTHENTICATED'
   | 'CREDITS_EXHAUSTED'
   | 'PERMISSION_DENIED'
@@ -12,6 +13,8 @@ export type ErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'PAYLOAD_TOO_LARGE'
   | 'URI_TOO_LONG'
+  | 'REQUEST_TIMEOUT'
+  | 'HEADERS_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'RATE_LIMITED'
   | 'TOO_MANY_STREAMS'
@@ -23,6 +26,7 @@ export type ErrorCode =
 export const GRPC = {
   OK: 0,
   INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
   PERMISSION_DENIED: 7,
   RESOURCE_EXHAUSTED: 8,
@@ -42,6 +46,8 @@ interface StatusRow {
 
 export const STATUS: Record<ErrorCode, StatusRow> = {
   VALIDATION_ERROR: { http: 400, grpc: GRPC.INVALID_ARGUMENT, title: 'Validation error' },
+  /** Not HTTP/1.1 that node's parser accepts (request line, header syntax, chunked framing): answered at the edge, then the connection is closed. */
+  MALFORMED_REQUEST: { http: 400, grpc: GRPC.INVALID_ARGUMENT, title: 'Bad request' },
   UNAUTHENTICATED: { http: 401, grpc: GRPC.UNAUTHENTICATED, title: 'Unauthorized' },
   CREDITS_EXHAUSTED: { http: 402, grpc: GRPC.FAILED_PRECONDITION, title: 'Lookup credits exhausted' },
   PERMISSION_DENIED: { http: 403, grpc: GRPC.PERMISSION_DENIED, title: 'Forbidden' },
@@ -50,6 +56,9 @@ export const STATUS: Record<ErrorCode, StatusRow> = {
   METHOD_NOT_ALLOWED: { http: 405, grpc: GRPC.UNIMPLEMENTED, title: 'Method not allowed' },
   PAYLOAD_TOO_LARGE: { http: 413, grpc: GRPC.INVALID_ARGUMENT, title: 'Payload too large' },
   URI_TOO_LONG: { http: 414, grpc: GRPC.INVALID_ARGUMENT, title: 'URI too long' },
+  /** The request head (or whole request) did not arrive within the server's timeouts. */
+  REQUEST_TIMEOUT: { http: 408, grpc: GRPC.DEADLINE_EXCEEDED, title: 'Request timeout' },
+  HEADERS_TOO_LARGE: { http: 431, grpc: GRPC.INVALID_ARGUMENT, title: 'Request header fields too large' },
   UNSUPPORTED_MEDIA_TYPE: { http: 415, grpc: GRPC.INVALID_ARGUMENT, title: 'Unsupported media type' },
   RATE_LIMITED: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, title: 'Too many requests' },
   TOO_MANY_STREAMS: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, title: 'Too many concurrent streams' },

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import type { Logger } from 'pino';
 import type { Metrics } from '../http/metrics.ts';
+import { ConnectionLimiter } from '../http/connection-limit.ts';
 import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
 import type { OperationGuard } from '../operation-guard.ts';
 import type { Services } from '../services.ts';
@@ -22,6 +24,8 @@ export interface GrpcServerDeps {
   streamLifetimeMs: number;
   /** Aborted when the app closes: open streams end cleanly. */
   closing: AbortSignal;
+  /** Connections served at once (new ones beyond it are closed), and how long a connection without calls lives. */
+  edge: { maxConnections: number; idleTimeoutMs: number };
 }
 
 /** PEM certificate chain and private key; without them the server listens in plaintext (local use). */
@@ -75,26 +79,58 @@ export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
     ...Object.fromEntries(FEED_LIST.map((feed) => [feed.grpcStream, feedStreamMethod(streamCtx, feed)])),
   };
   const service = streamsTakeEncodedRecords(definition);
-  // Message size bounded at the edge: a full LookupIPs request (1,000 addresses) is far below 1 MiB.
-  const server = new Server({ 'grpc.max_receive_message_length': 1024 * 1024 });
+  const server = new Server({
+    // Message size bounded at the edge: a full LookupIPs request (1,000 addresses) is far below 1 MiB.
+    'grpc.max_receive_message_length': 1024 * 1024,
+    // A connection without calls is closed (GOAWAY) after this long: connections that never send a
+    // call, or whose client went away silently, do not hold a descriptor for ever.
+    'grpc.max_connection_idle_ms': deps.edge.idleTimeoutMs,
+    // Pings find peers that vanished without closing (a dead peer is dropped after 2 min + 20 s).
+    'grpc.keepalive_time_ms': 120_000,
+    'grpc.keepalive_timeout_ms': 20_000,
+    // Per connection: calls at once (HTTP/2 SETTINGS; clients queue beyond it), and buffered memory
+    // before new calls on it are refused (grpc-js leaves it unlimited by default).
+    'grpc.max_concurrent_streams': 1000,
+    'grpc-node.max_session_memory': 64,
+  });
   server.addService(service, implementation);
   new ReflectionService(reflectionPackage(pkg)).addToServer(server);
   let bound = false;
+  // umbra owns the listening socket and hands admitted connections to grpc-js (a connection
+  // injector), so the same connection limit as HTTP applies; grpc-js itself has no connection cap.
+  // Nothing is reclaimed here (grpc-js does not say which connections are idle): beyond the limit new
+  // connections are closed, and idle ones go after grpc.max_connection_idle_ms.
+  const limiter = new ConnectionLimiter({
+    transport: 'grpc',
+    max: deps.edge.maxConnections,
+    counters: { refused: () => deps.metrics.grpcConnectionsRefused.inc(), reclaimed: () => {} },
+    logger: deps.logger,
+  });
+  deps.metrics.connectionsOpen.grpc = () => limiter.connections;
+  deps.metrics.grpcConnectionsLimit.set(limiter.max);
+  let listener: NetServer | undefined;
 
   return {
     server,
     listen: (host, port, tls) =>
       new Promise((resolve, reject) => {
         const credentials = tls ? ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false) : ServerCredentials.createInsecure();
-        const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-        server.bindAsync(address, credentials, (err, boundPort) => {
-          if (err) return reject(err);
+        const injector = server.createConnectionInjector(credentials);
+        const net = createNetServer();
+        net.on('connection', (socket) => injector.injectConnection(socket));
+        limiter.attach(net);
+        net.once('error', reject);
+        net.listen({ host, port }, () => {
+          net.off('error', reject);
+          listener = net;
           bound = true;
-          resolve(boundPort);
+          resolve((net.address() as { port: number }).port);
         });
       }),
     close: () =>
       new Promise<void>((resolve) => {
+        // No new connections; the open ones end with their sessions below.
+        listener?.close();
         if (!bound) {
           server.forceShutdown();
           return resolve();

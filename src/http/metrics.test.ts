@@ -30,7 +30,7 @@ describe(Metrics.name, () => {
     assert.equal(await ours(), (await registry.metrics()).trimEnd());
     observe('lookup.ip', 200, 0.001);
     assert.equal(await ours(), (await registry.metrics()).trimEnd(), 'counts handed over at the previous scrape are not counted twice');
-    const json = (await metrics.registry.getMetricsAsJSON()).filter((m) => m.name.startsWith('umbra_http'));
+    const json = (await metrics.registry.getMetricsAsJSON()).filter((m) => m.name.startsWith('umbra_http_request'));
     assert.deepEqual(json, await registry.getMetricsAsJSON());
   });
 });

@@ -151,6 +151,15 @@ export class Metrics {
     labelNames: ['method', 'code'] as const,
     registers: [this.registry],
   });
+  /** Set by each server's connection limiter: connections open now (read at scrape time). */
+  connectionsOpen: { http?: () => number; grpc?: () => number } = {};
+  readonly httpConnections: Gauge = new Gauge({ name: 'umbra_http_connections', help: 'HTTP connections open (served; refusals not included)', registers: [this.registry], collect: (): void => this.httpConnections.set(this.connectionsOpen.http?.() ?? 0) });
+  readonly httpConnectionsLimit = new Gauge({ name: 'umbra_http_connections_limit', help: 'HTTP connections served at once (UMBRA_MAX_CONNECTIONS)', registers: [this.registry] });
+  readonly httpConnectionsRefused = new Counter({ name: 'umbra_http_connections_refused_total', help: 'HTTP connections refused at the connection limit (503 problem+json, or closed when even the refusal headroom is full)', registers: [this.registry] });
+  readonly httpConnectionsReclaimed = new Counter({ name: 'umbra_http_connections_reclaimed_total', help: 'Idle HTTP connections closed to make room for new ones at the connection limit', registers: [this.registry] });
+  readonly grpcConnections: Gauge = new Gauge({ name: 'umbra_grpc_connections', help: 'gRPC connections open', registers: [this.registry], collect: (): void => this.grpcConnections.set(this.connectionsOpen.grpc?.() ?? 0) });
+  readonly grpcConnectionsLimit = new Gauge({ name: 'umbra_grpc_connections_limit', help: 'gRPC connections served at once (UMBRA_GRPC_MAX_CONNECTIONS)', registers: [this.registry] });
+  readonly grpcConnectionsRefused = new Counter({ name: 'umbra_grpc_connections_refused_total', help: 'gRPC connections closed at once at the connection limit', registers: [this.registry] });
   readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
 
   /** Credits charged per operation, not yet handed to creditsCharged (done at scrape time). */

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { redactUrl } from '../lib/redact-url.ts';
 import type { Metrics } from './metrics.ts';
 
 /**
@@ -15,8 +16,9 @@ export function responseRecorder(metrics: Metrics, logger: Logger): RecordRespon
   const logRequests = logger.isLevelEnabled('info');
   return (reqId, operation, method, url, status, ms) => {
     metrics.observe(operation, status, ms / 1000);
-    // One line per request; the key header is never logged (only method, path, status, timing).
+    // One line per request; the key header is never logged (only method, path, status, timing), nor the
+    // value of a signature-like query member: a presigned download URL is a credential for 24 hours.
     // The root logger with the id spelled out writes the same line as req.log, without a child logger.
-    if (logRequests) logger.info({ reqId, operation, method, url, status, ms: Math.round(ms * 100) / 100 }, 'request');
+    if (logRequests) logger.info({ reqId, operation, method, url: redactUrl(url), status, ms: Math.round(ms * 100) / 100 }, 'request');
   };
 }

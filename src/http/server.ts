@@ -1,3 +1,4 @@
+import { maxHeaderSize } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -29,6 +30,9 @@ import { lazyChildLogger } from '../lib/logger.ts';
 import { requestIdFrom } from '../lib/request-id.ts';
 import { FastRoute, fastServerFactory } from './fast-route.ts';
 import { responseRecorder } from './response-log.ts';
+import type { EdgeConfig } from '../config.ts';
+import { edgeAnswers } from './edge-answers.ts';
+import { checkingIntervalMs, protectConnections } from './connection-edge.ts';
 
 export interface HttpServerDeps {
   services: Services;
@@ -46,6 +50,8 @@ export interface HttpServerDeps {
   fastPath?: boolean;
   /** The operation guard shared with the gRPC server: one set of rate buckets per team. */
   guard: OperationGuard;
+  /** Connection limit and timeouts of the listening socket (http/connection-edge.ts). */
+  edge: EdgeConfig;
 }
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -64,8 +70,20 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   let closeBegan = false;
   const closing = () => closeBegan || deps.closing.aborted;
   const fast = new FastRoute(lookupIpRoute, { prefix: API_PREFIX, admit: deps.guard.admitFor(lookupIpRoute.operation), record, logger: deps.logger, closing });
+  const { edge } = deps;
+  // Whatever node's parser refuses (malformed, too large, too slow) and CONNECT get a problem+json answer too.
+  const answers = edgeAnswers(
+    () => ({ maxHeaderBytes: (app.server as { maxHeaderSize?: number }).maxHeaderSize ?? maxHeaderSize, headersTimeoutMs: edge.headersTimeoutMs, requestTimeoutMs: edge.requestTimeoutMs }),
+    (status) => metrics.observe('edge', status, 0),
+    deps.logger,
+  );
   const app = Fastify({
     ...(deps.fastPath === false ? {} : { serverFactory: fastServerFactory(fast) }),
+    // Node checks these timeouts every connectionsCheckingInterval; see http/connection-edge.ts.
+    http: { headersTimeout: edge.headersTimeoutMs, requestTimeout: edge.requestTimeoutMs, connectionsCheckingInterval: checkingIntervalMs(edge.headersTimeoutMs) },
+    requestTimeout: edge.requestTimeoutMs,
+    keepAliveTimeout: edge.keepAliveTimeoutMs,
+    clientErrorHandler: answers.clientError,
     loggerInstance: deps.logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes,
@@ -81,6 +99,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
       void problemReply(reply.header('x-request-id', req.id), problem).send(problem.body);
     },
   });
+  protectConnections(app.server, edge, answers, metrics, deps.logger);
   for (const ajv of [bodyAjv, stringAjv]) if (!ajv.getSchema('IpResult')) ajv.addSchema([IpResult, Problem]);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : stringAjv).compile(schema));
   // JSON only: service.md asks for Content-Type: application/json, so text/plain bodies get a 415.

@@ -1,4 +1,26 @@
 import { pino, type Logger } from 'pino';
+import { redactUrl, scrubSecrets } from './redact-url.ts';
+
+/** A request as logged (fastify's `req` serializer would log the raw URL, signature and all). */
+function reqSerializer(req: { method?: string; url?: string; ip?: string; socket?: { remoteAddress?: string } }) {
+  return { method: req.method, url: typeof req.url === 'string' ? redactUrl(req.url) : undefined, remoteAddress: req.ip ?? req.socket?.remoteAddress };
+}
+
+/**
+ * pino's error serializer, without the parser's `rawPacket` (the raw request bytes node attaches to a
+ * parse error: its request line may be a presigned URL) and with secret query values scrubbed from
+ * every string member (fastify quotes request URLs in some of its error messages).
+ */
+function errSerializer(e: Error): unknown {
+  const out = pino.stdSerializers.err(e) as unknown as Record<string, unknown>;
+  if (out === null || typeof out !== 'object') return out;
+  delete out.rawPacket;
+  for (const k of Object.keys(out)) {
+    const v = out[k];
+    if (typeof v === 'string') out[k] = scrubSecrets(v);
+  }
+  return out;
+}
 
 /** Structured JSON logs. Anything that could hold a key is redacted, wherever it appears. */
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
@@ -7,6 +29,18 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
       level,
       base: { service: 'umbra' },
       redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', '*.secret', 'secret', '*.apiKey', 'apiKey'], censor: '[redacted]' },
+      serializers: { req: reqSerializer, err: errSerializer },
+      // Messages are scrubbed too: a library's message may quote a request URL (fastify's "Reply was
+      // already sent ... in the <url> route"). A string without '=' costs one indexOf.
+      hooks: {
+        logMethod(args, method) {
+          for (let i = 0; i < args.length; i++) {
+            const a = args[i];
+            if (typeof a === 'string') args[i] = scrubSecrets(a);
+          }
+          return method.apply(this, args);
+        },
+      },
     },
     // Asynchronous writes: lines written while a write is in flight are coalesced into one syscall.
     destination ?? pino.destination({ sync: false }),
