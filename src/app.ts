@@ -37,6 +37,7 @@ import { join } from 'node:path';
 import { CursorCodec } from './modules/exports/cursor-codec.ts';
 import { ExportScheduler } from './modules/exports/export-scheduler.ts';
 import { ExportService } from './modules/exports/export-service.ts';
+import { snapshotId } from './modules/exports/snapshot-id.ts';
 import { ParquetWriter } from './modules/exports/parquet-writer.ts';
 import type { Services } from './services.ts';
 import { createOperationGuard } from './operation-guard.ts';
@@ -217,8 +218,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         metrics.exportLastJob.set(lastExportJobAt);
       },
       onError: (job, e) => {
-        metrics.exportJobs.inc({ kind: job === 'sweep' ? 'sweep' : job.kind, outcome: 'failed' });
+        metrics.exportJobs.inc({ kind: typeof job === 'string' ? job : job.kind, outcome: 'failed' });
         logger.error({ job, err: e.message }, 'export job failed; retried at the next wake');
+      },
+      onRecovered: (r) => {
+        const ids = (list: typeof r.completed) => list.map((s) => `${s.feed} ${snapshotId(s.date, s.hour)}`);
+        metrics.exportRecovered.inc({ outcome: 'completed' }, r.completed.length);
+        metrics.exportRecovered.inc({ outcome: 'abandoned' }, r.abandoned.length);
+        logger.warn({ completed: ids(r.completed), abandoned: ids(r.abandoned) }, 'export publishes interrupted by a crash were settled: uploads that had finished are listed, the others were dropped (the previous files stay listed)');
       },
     });
     exportScheduler.start();

@@ -8,6 +8,7 @@ import { FEEDS, type FeedId } from '../feeds/feed-catalog.ts';
 import type { FeedLog } from '../feeds/feed-log.ts';
 import type { ObjectStore } from './object-store.ts';
 import type { ParquetFileInfo, ParquetWriter } from './parquet-writer.ts';
+import { settlePublish } from './publish-recovery.ts';
 import type { Snapshot, SnapshotCatalog } from './snapshot-catalog.ts';
 
 /** What the hourly and daily jobs need; storage/index.ts builds the backends, app.ts the rest. */
@@ -26,8 +27,11 @@ export type WriteParquet = (outFile: string, kv: Record<string, string>) => Prom
 
 /**
  * Writes a local parquet file, uploads it under `key` and records the snapshot. The order is what
- * makes a crash harmless: the object replaces its predecessor atomically, and the row that pointed
- * at the old bytes is dropped first, so the catalog never describes bytes it did not see.
+ * makes a crash harmless: the row-to-be is recorded as an intent, the object replaces its
+ * predecessor atomically, then one catalog step swaps the rows of the key. Until that step the old
+ * row stays listed; a crash before it leaves an intent that recovery (publish-recovery.ts) settles by
+ * what the key holds: the new bytes get their row, the old bytes keep theirs. A snapshot is never
+ * unlisted while its bytes are stored.
  */
 export async function publishSnapshot(
   deps: ExportJobDeps,
@@ -39,13 +43,20 @@ export async function publishSnapshot(
   const tmp = join(deps.workDir, `${target.feed}-${randomBytes(6).toString('hex')}.parquet`);
   try {
     const info = await write(tmp, { kind: target.kind, date: target.date, ...(target.hour === null ? {} : { hour: String(target.hour) }) });
-    await deps.catalog.forgetKey(target.key);
-    await deps.store.put(target.key, tmp, { sha256: info.sha256, rows: info.rows, contentType: 'application/vnd.apache.parquet' });
     const snap: Snapshot = {
       ...target, size: info.size, rows: info.rows, checksum: info.sha256, schema: info.schema, createdAt: Math.floor(deps.clock.now() / 1000),
       ...(sourceVersion === undefined ? {} : { sourceVersion }),
     };
-    await deps.catalog.upsert(snap);
+    const startedAtMs = deps.clock.now();
+    await deps.catalog.beginPublish(snap, startedAtMs);
+    try {
+      await deps.store.put(target.key, tmp, { sha256: info.sha256, rows: info.rows, contentType: 'application/vnd.apache.parquet' });
+    } catch (e) {
+      // A put can fail after its bytes landed (a sync after the rename): settle by what the key holds.
+      await settlePublish(deps, { snapshot: snap, startedAtMs }, true).catch(() => {});
+      throw e;
+    }
+    await deps.catalog.completePublish(snap);
     return snap;
   } finally {
     await rm(tmp, { force: true });
