@@ -33,7 +33,10 @@ async function withJobs<T>(config: Config, out: Output, use: (deps: ExportJobDep
   const stores = createStores({ ...config, signingKeys: signingKeys(config) });
   const writer = await ParquetWriter.create({ spoolDir: join(config.dataDir, 'export-work') });
   try {
-    const deps: ExportJobDeps = { feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, writer, clock: systemClock, workDir: join(config.dataDir, 'export-work') };
+    const deps: ExportJobDeps = {
+      feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, writer, clock: systemClock, workDir: join(config.dataDir, 'export-work'),
+      onDamagedLines: (r) => out.info(`umbra: ${r.feed} ${new Date(r.hourStartMs).toISOString().slice(0, 13)}h: ${r.skipped} damaged log line(s) left out, ${r.repaired} record(s) recovered from them`),
+    };
     const recovered = await recoverPublishes(deps);
     for (const s of recovered.completed) out.info(`umbra: ${s.feed} ${snapshotId(s.date, s.hour)}: completed a publish interrupted by a crash (its upload had finished)`);
     for (const s of recovered.abandoned) out.info(`umbra: ${s.feed} ${snapshotId(s.date, s.hour)}: dropped a publish interrupted by a crash before its upload (the previous file stays listed)`);

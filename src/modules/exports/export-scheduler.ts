@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { FeedId } from '../feeds/feed-catalog.ts';
 import { HOUR_MS, hourOf } from '../feeds/feed-log.ts';
 import { runRollup } from './daily-rollup-job.ts';
-import { sweepWorkDir, type ExportJobDeps } from './export-job.ts';
+import { sweepWorkDir, type DamageReport, type ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
 import { recoverPublishes, type RecoveryReport } from './publish-recovery.ts';
 import { DAY_MS, dayStartMs, utcDate } from './snapshot-keys.ts';
@@ -76,6 +76,8 @@ export interface SchedulerHooks {
   onDone?: (job: DueJob) => void;
   /** Publishes cut short by a crash were settled (called only when one was completed or abandoned). */
   onRecovered?: (report: RecoveryReport) => void;
+  /** A job left out or repaired damaged lines of an hour partition (ExportJobDeps.onDamagedLines). */
+  onDamagedLines?: (report: DamageReport) => void;
   /** Timer, injectable for tests. */
   setTimer?: (fn: () => void, ms: number) => { unref?(): void };
   clearTimer?: (t: unknown) => void;
@@ -126,12 +128,14 @@ export class ExportScheduler {
       this.hooks.onError?.('recover', e as Error);
     }
     const jobs = dueJobs(this.clock.now(), await this.view(), this.opts);
+    const { onDamagedLines } = this.hooks;
+    const deps = onDamagedLines ? { ...this.deps, onDamagedLines } : this.deps;
     for (const job of jobs) {
       // stop() lets the running job finish, not the rest of the batch.
       if (this.stopping) break;
       try {
-        if (job.kind === 'hourly') await runHourly(this.deps, job.feed, job.hourStartMs);
-        else await runRollup(this.deps, job.feed, job.date);
+        if (job.kind === 'hourly') await runHourly(deps, job.feed, job.hourStartMs);
+        else await runRollup(deps, job.feed, job.date);
         this.hooks.onDone?.(job);
       } catch (e) {
         this.hooks.onError?.(job, e as Error);
