@@ -2,7 +2,7 @@
 // anonymizer rows, each against DuckDB writing the same rows straight from an in-memory table in the
 // same run (the issue's baseline), plus the fallbacks and DuckDB reading the log file directly.
 import { DuckDBInstance } from '@duckdb/node-api';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -36,9 +36,14 @@ export async function benchExports(): Promise<Record<string, number | string>> {
     // The same rows twice: all in one hour (the hourly job), and spread over the 24 hours of a day (the rollup).
     const hourLog = new FileFeedLog(join(dir, 'log'));
     const dayLog = new FileFeedLog(join(dir, 'daylog'));
+    // The hour again with a line of garbage after its first 100,000 lines (damage an older version or the disk left).
+    const damagedLog = new FileFeedLog(join(dir, 'damagedlog'));
     for (let i = 0; i < ROWS; i += 100_000) {
       const ks = Array.from({ length: Math.min(100_000, ROWS - i) }, (_, j) => i + j);
-      await hourLog.append('anonymizers', ks.map((k) => ({ timeMs: HOUR + (k % 3600) * 1000, line: line(k, HOUR / 1000 + (k % 3600)) })));
+      const hourEntries = ks.map((k) => ({ timeMs: HOUR + (k % 3600) * 1000, line: line(k, HOUR / 1000 + (k % 3600)) }));
+      await hourLog.append('anonymizers', hourEntries);
+      await damagedLog.append('anonymizers', hourEntries);
+      if (i === 0) appendFileSync((await damagedLog.hourFile('anonymizers', HOUR))!.path, 'garbage\n');
       await dayLog.append('anonymizers', ks.map((k) => {
         const ts = DAY / 1000 + Math.floor((k * 86_400) / ROWS);
         return { timeMs: ts * 1000, line: line(k, ts) };
@@ -87,6 +92,12 @@ export async function benchExports(): Promise<Record<string, number | string>> {
       expectRows('hourly job', snap.rows);
       size = snap.size;
       h.close();
+      const dmg = jobDeps(damagedLog);
+      let skipped = 0;
+      const snapDamaged = await time('damaged', () => runHourly({ ...dmg, onDamagedLines: (r) => (skipped += r.skipped) }, 'anonymizers', HOUR));
+      expectRows('hourly job on a damaged hour', snapDamaged.rows);
+      if (skipped !== 1) throw new Error(`hourly job on a damaged hour: ${skipped} lines skipped, not 1`);
+      dmg.close();
       const streamed = await time('streamed', () => writer.write(FEEDS.anonymizers, hourLog.readHourBlocks('anonymizers', HOUR), join(dir, 'streamed.parquet')));
       expectRows('streamed writer', streamed.rows);
 
@@ -126,6 +137,7 @@ export async function benchExports(): Promise<Record<string, number | string>> {
     db.closeSync();
     await hourLog.close();
     await dayLog.close();
+    await damagedLog.close();
 
     const rate = (s: number) => Math.round(ROWS / s);
     const ratio = (s: number) => Number((best.table! / s).toFixed(3));
@@ -135,6 +147,8 @@ export async function benchExports(): Promise<Record<string, number | string>> {
       'hourly job, whole (log file -> parquet -> store -> catalog) rows/s (target >= 1,000,000)': rate(best.hourly!),
       'hourly job / in-memory table ratio': ratio(best.hourly!),
       'fallback: writer streaming the lines (file spool) rows/s': rate(best.streamed!),
+      'hourly job on an hour with a damaged line (fast read refused, lines checked one by one) rows/s': rate(best.damaged!),
+      'CPU s per 1M rows: hourly job on the damaged hour': (cpu.damaged! * (1e6 / ROWS)).toFixed(3),
       'ceiling: read_json on the log file, bare COPY rows/s': rate(best.direct!),
       'daily rollup over 24 hourly files, until published rows/s': rate(best.published!),
       'rollup (published) / in-memory table ratio (target >= 0.8)': ratio(best.published!),

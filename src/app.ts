@@ -28,7 +28,8 @@ import { IngestService } from './modules/feeds/ingest-service.ts';
 import { StreamService } from './modules/feeds/stream-service.ts';
 import { DomainAggregates } from './modules/domains/domain-aggregates.ts';
 import { domainFeedObserver } from './modules/domains/domain-feed-observer.ts';
-import { FEED_LIST } from './modules/feeds/feed-catalog.ts';
+import { FEED_LIST, type FeedDef } from './modules/feeds/feed-catalog.ts';
+import type { LineDamage } from './modules/feeds/log-lines.ts';
 import { replayLog } from './modules/feeds/log-replay.ts';
 import { Simulator, simulatorDeps } from './modules/feeds/simulator/simulator.ts';
 import { mulberry32 } from './modules/feeds/simulator/random.ts';
@@ -37,6 +38,7 @@ import { join } from 'node:path';
 import { CursorCodec } from './modules/exports/cursor-codec.ts';
 import { ExportScheduler } from './modules/exports/export-scheduler.ts';
 import { ExportService } from './modules/exports/export-service.ts';
+import { snapshotId } from './modules/exports/snapshot-id.ts';
 import { ParquetWriter } from './modules/exports/parquet-writer.ts';
 import type { Services } from './services.ts';
 import { createOperationGuard } from './operation-guard.ts';
@@ -143,14 +145,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     return ip ? { asn: ds.network(ip).asn, country: ds.location(ip).country } : undefined;
   };
   const domainObserver = domainFeedObserver(domainAggregates, sourceOf);
-  const replayed = await replayLog(stores.feedLog, FEED_LIST.filter((f) => f.domainEvents), clock.now() - 31 * 86_400_000, domainObserver);
+  // A damaged line (a torn write an older version left, or disk corruption) is passed over, not fatal;
+  // said once per partition, though honeypot partitions are read by both replays.
+  const damagedAtReplay = new Set<string>();
+  const replayDamage = (feed: FeedDef, hourStartMs: number, d: LineDamage) => {
+    const hour = new Date(hourStartMs).toISOString();
+    if (damagedAtReplay.has(`${feed.id} ${hour}`)) return;
+    damagedAtReplay.add(`${feed.id} ${hour}`);
+    logger.warn({ feed: feed.id, hour, skipped: d.skipped, repaired: d.repaired }, 'damaged feed log lines passed over at replay (whole records in them kept)');
+  };
+  const replayed = await replayLog(stores.feedLog, FEED_LIST.filter((f) => f.domainEvents), clock.now() - 31 * 86_400_000, domainObserver, replayDamage);
   if (replayed > 0) logger.info({ records: replayed }, 'domain aggregates rebuilt from the feed log');
   services.ingest.observe(domainObserver);
   // Intelligence: the last 90 days of every feed replayed, then kept current by ingestion; lists polled.
   const watchers: RevisionWatcher[] = [];
   if (intel) {
     const started = Date.now();
-    const records = await replayLog(stores.feedLog, FEED_LIST, clock.now() - (WINDOW_S + 3_600) * 1000, intel.observe);
+    const records = await replayLog(stores.feedLog, FEED_LIST, clock.now() - (WINDOW_S + 3_600) * 1000, intel.observe, replayDamage);
     if (records > 0) logger.info({ records, addresses: intel.addresses, ms: Date.now() - started }, 'intelligence index rebuilt from the feed log');
     services.ingest.observe(intel.observe);
     const loadLists = async () => {
@@ -217,8 +228,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         metrics.exportLastJob.set(lastExportJobAt);
       },
       onError: (job, e) => {
-        metrics.exportJobs.inc({ kind: job === 'sweep' ? 'sweep' : job.kind, outcome: 'failed' });
+        metrics.exportJobs.inc({ kind: typeof job === 'string' ? job : job.kind, outcome: 'failed' });
         logger.error({ job, err: e.message }, 'export job failed; retried at the next wake');
+      },
+      onDamagedLines: (r) => {
+        metrics.exportSkippedLines.inc({ feed: r.feed }, r.skipped);
+        logger.warn(
+          { feed: r.feed, hour: new Date(r.hourStartMs).toISOString(), skipped: r.skipped, repaired: r.repaired },
+          'export left damaged feed log lines out of a snapshot (torn or not JSON); whole records in them were kept',
+        );
+      },
+      onRecovered: (r) => {
+        const ids = (list: typeof r.completed) => list.map((s) => `${s.feed} ${snapshotId(s.date, s.hour)}`);
+        metrics.exportRecovered.inc({ outcome: 'completed' }, r.completed.length);
+        metrics.exportRecovered.inc({ outcome: 'abandoned' }, r.abandoned.length);
+        logger.warn({ completed: ids(r.completed), abandoned: ids(r.abandoned) }, 'export publishes interrupted by a crash were settled: uploads that had finished are listed, the others were dropped (the previous files stay listed)');
       },
     });
     exportScheduler.start();

@@ -7,6 +7,7 @@ import { runRollup } from '../modules/exports/daily-rollup-job.ts';
 import type { ExportJobDeps } from '../modules/exports/export-job.ts';
 import { runHourly } from '../modules/exports/hourly-snapshot-job.ts';
 import { ParquetWriter } from '../modules/exports/parquet-writer.ts';
+import { recoverPublishes } from '../modules/exports/publish-recovery.ts';
 import { parseSnapshotRef, snapshotId } from '../modules/exports/snapshot-id.ts';
 import type { Snapshot } from '../modules/exports/snapshot-catalog.ts';
 import { FEED_IDS, FEED_LIST, findFeed, type FeedDef } from '../modules/feeds/feed-catalog.ts';
@@ -24,12 +25,22 @@ function feedsOf(name: string | undefined): FeedDef[] {
   return [feed];
 }
 
-/** The export jobs on this data dir's stores (they work while the server runs: writes are atomic). */
-async function withJobs<T>(config: Config, use: (deps: ExportJobDeps) => Promise<T>): Promise<T> {
+/**
+ * The export jobs on this data dir's stores (they work while the server runs: writes are atomic),
+ * after settling publishes a crash interrupted, so a job starts from a catalog that matches the store.
+ */
+async function withJobs<T>(config: Config, out: Output, use: (deps: ExportJobDeps) => Promise<T>): Promise<T> {
   const stores = createStores({ ...config, signingKeys: signingKeys(config) });
   const writer = await ParquetWriter.create({ spoolDir: join(config.dataDir, 'export-work') });
   try {
-    return await use({ feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, writer, clock: systemClock, workDir: join(config.dataDir, 'export-work') });
+    const deps: ExportJobDeps = {
+      feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, writer, clock: systemClock, workDir: join(config.dataDir, 'export-work'),
+      onDamagedLines: (r) => out.info(`umbra: ${r.feed} ${new Date(r.hourStartMs).toISOString().slice(0, 13)}h: ${r.skipped} damaged log line(s) left out, ${r.repaired} record(s) recovered from them`),
+    };
+    const recovered = await recoverPublishes(deps);
+    for (const s of recovered.completed) out.info(`umbra: ${s.feed} ${snapshotId(s.date, s.hour)}: completed a publish interrupted by a crash (its upload had finished)`);
+    for (const s of recovered.abandoned) out.info(`umbra: ${s.feed} ${snapshotId(s.date, s.hour)}: dropped a publish interrupted by a crash before its upload (the previous file stays listed)`);
+    return await use(deps);
   } finally {
     writer.close();
     await stores.close();
@@ -71,7 +82,7 @@ export function registerExports(program: Command): void {
           hourMs = Date.parse(`${ref.date}T00:00:00Z`) + ref.hour! * HOUR_MS;
         }
         if (hourMs + HOUR_MS > Date.now()) throw AppError.field('hour', 'must be a complete hour (in the past)');
-        await withJobs(configOf(), (deps) => runAll(out, feeds, 'hourly snapshots', (f) => runHourly(deps, f.id, hourMs)));
+        await withJobs(configOf(), out, (deps) => runAll(out, feeds, 'hourly snapshots', (f) => runHourly(deps, f.id, hourMs)));
       }),
     );
   exportsCmd
@@ -83,7 +94,7 @@ export function registerExports(program: Command): void {
       action(async (out, configOf, o: { date: string; feed?: string }) => {
         const ref = parseSnapshotRef(o.date);
         if (ref.date === 'latest' || Date.parse(`${ref.date}T00:00:00Z`) + 86_400_000 > Date.now()) throw AppError.field('date', 'must be a complete past UTC date YYYY-MM-DD');
-        await withJobs(configOf(), (deps) => runAll(out, feedsOf(o.feed), `rollup ${ref.date}`, (f) => runRollup(deps, f.id, ref.date)));
+        await withJobs(configOf(), out, (deps) => runAll(out, feedsOf(o.feed), `rollup ${ref.date}`, (f) => runRollup(deps, f.id, ref.date)));
       }),
     );
   exportsCmd

@@ -133,6 +133,18 @@ export class Metrics {
   });
   readonly datasetSwaps = new Counter({ name: 'umbra_dataset_reloads_total', help: 'IP dataset files noticed after a rebuild, by outcome (swapped in, or refused and the previous one kept)', labelNames: ['outcome'] as const, registers: [this.registry] });
   readonly datasetBuiltAt = new Gauge({ name: 'umbra_dataset_built_timestamp_seconds', help: 'Build time of the IP dataset lookups answer from', registers: [this.registry] });
+  readonly exportRecovered = new Counter({
+    name: 'umbra_export_recovered_publishes_total',
+    help: 'Export publishes a crash interrupted, settled at start or before a pass: completed (the upload had finished, its row is now listed) or abandoned (it never happened; the previous file stays listed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly exportSkippedLines = new Counter({
+    name: 'umbra_export_skipped_lines_total',
+    help: 'Damaged feed log lines (torn, or not JSON) that export jobs left out of a snapshot, by feed; each job that meets a damaged partition counts its lines',
+    labelNames: ['feed'] as const,
+    registers: [this.registry],
+  });
   readonly exportLastJob = new Gauge({ name: 'umbra_export_last_job_timestamp_seconds', help: 'Unix time the last export job finished', registers: [this.registry] });
   /** Set by the app: counts snapshots at scrape time. */
   snapshotCounter: (() => Promise<Array<{ feed: string; kind: string; count: number }>>) | undefined;

@@ -6,24 +6,27 @@ export const DOWNLOAD_PATH = '/downloads';
 
 /**
  * Serves presigned export downloads from the embedded object store: no API key (clients may not
- * forward it on a redirect), only the URL's signature and expiry. The key comes out of a verified
- * signature and the store checks its shape, so no request text ever becomes a file path. When the URL
- * names a checksum and the object at the key was since replaced (hourly keys repeat daily), 404.
+ * forward it on a redirect), only the URL's signature and expiry. The signature covers the key and
+ * the SHA-256 of the bytes the URL was issued for, so a URL without a checksum, or with another one,
+ * is refused (403). The key comes out of a verified signature and the store checks its shape, so no
+ * request text ever becomes a file path. The object is read as one version (ObjectStore.read) and
+ * served only when its checksum is the signed one: once the key holds other bytes (hourly keys are
+ * reused daily, a rerun replaces them), 404 and not a byte of them, even when the replacement lands
+ * while the request is being answered.
  */
 export function registerDownloads(app: FastifyInstance, store: ObjectStore): void {
   app.get(DOWNLOAD_PATH, { schema: { hide: true } as never }, async (req, reply) => {
-    const query = req.query as Record<string, string | undefined>;
-    const verified = store.verify(query);
+    const verified = store.verify(req.query as Record<string, string | undefined>);
     if (!verified.ok) {
       const why = verified.reason === 'EXPIRED' ? 'This download URL has expired; request a new one from the export API.' : 'This download URL is not valid (tampered with, or not issued by this server).';
       throw new AppError('PERMISSION_DENIED', why);
     }
-    const info = await store.head(verified.key);
-    if (!info || (query.sha256 !== undefined && query.sha256 !== info.sha256)) {
+    const obj = await store.read(verified.key);
+    if (!obj || obj.info.sha256 !== verified.sha256) {
+      obj?.body.destroy();
       throw new AppError('NOT_FOUND', 'This snapshot no longer exists (rolled up or replaced); list the exports again.');
     }
-    const body = await store.get(verified.key);
-    if (!body) throw new AppError('NOT_FOUND', 'This snapshot no longer exists; list the exports again.');
+    const { info, body } = obj;
     reply
       .header('content-type', info.contentType ?? 'application/vnd.apache.parquet')
       .header('content-length', info.size)

@@ -13,6 +13,7 @@ import { HOUR_MS } from '../feeds/feed-log.ts';
 import { runRollup } from './daily-rollup-job.ts';
 import type { ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
+import { recoverPublishes } from './publish-recovery.ts';
 import type { ObjectStore } from './object-store.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 import { readParquet } from './parquet-test-reader.ts';
@@ -117,18 +118,25 @@ describe('export jobs', () => {
     await assert.rejects(runHourly(deps, 'proxies', D0 + 3 * HOUR_MS), /already rolled up/);
   });
 
-  it('should leave nothing visible after a crash between upload and catalog write, and complete on rerun', async () => {
+  it('should keep the hour listed through a crash between upload and catalog write, settle it on recovery, and complete on rerun', async () => {
     const h3 = D0 + 3 * HOUR_MS;
     const first = await runHourly(deps, 'proxies', h3);
     const catalog = deps.catalog;
+    // A late record, so the rerun uploads other bytes; then the catalog step fails as a crash would.
+    const late = rec(h3 / 1000 + 7, 999);
+    await deps.feedLog.append('proxies', [{ timeMs: late.timestamp * 1000, line: JSON.stringify(late) }]);
     const crashing = Object.create(catalog) as SqliteSnapshotCatalog;
-    crashing.upsert = async () => { throw new Error('crash'); };
+    crashing.completePublish = async () => { throw new Error('crash'); };
     await assert.rejects(runHourly({ ...deps, catalog: crashing }, 'proxies', h3), /crash/);
-    assert.equal(await catalog.get('proxies', '2026-11-21', 3), undefined, 'no row describes bytes it did not see');
+    assert.deepEqual(await catalog.get('proxies', '2026-11-21', 3), first, 'the old row stays listed until the new one replaces it');
     assert.deepEqual(readdirSync(deps.workDir), [], 'no temp parquet left behind');
     assert.deepEqual(filesUnder(join(dir, 'exports', '.tmp')), []);
+    const stored = createHash('sha256').update(await bytesOf(deps.store, first.key)).digest('hex');
+    const recovered = await recoverPublishes(deps);
+    assert.deepEqual(recovered.completed.map((s) => s.checksum), [stored], 'the finished upload gets its row');
+    assert.equal((await catalog.get('proxies', '2026-11-21', 3))?.rows, 6);
     const rerun = await runHourly(deps, 'proxies', h3);
-    assert.equal(rerun.checksum, first.checksum);
+    assert.equal(rerun.checksum, stored);
 
     // Rollup crashes after its daily row, before `done`: the rerun redoes it, no row lost or doubled.
     const crashDone = Object.create(catalog) as SqliteSnapshotCatalog;
@@ -140,7 +148,7 @@ describe('export jobs', () => {
     assert.equal((await catalog.rollupState('proxies', '2026-11-21'))?.state, 'assembling');
     assert.ok(await catalog.get('proxies', '2026-11-21', 3), 'hours stay downloadable while assembling');
     const daily = await runRollup(deps, 'proxies', '2026-11-21');
-    assert.equal((await readParquet(await bytesOf(deps.store, daily.key))).numRows, 120);
+    assert.equal((await readParquet(await bytesOf(deps.store, daily.key))).numRows, 121, "the day's 120 records and the late one");
     assert.equal(await catalog.get('proxies', '2026-11-21', 3), undefined);
   });
 });

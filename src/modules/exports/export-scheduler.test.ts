@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,8 @@ import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-ca
 import { HOUR_MS } from '../feeds/feed-log.ts';
 import { dueJobs, ExportScheduler, nextWakeMs, type DueJob, type FeedView } from './export-scheduler.ts';
 import { ParquetWriter } from './parquet-writer.ts';
+import type { RecoveryReport } from './publish-recovery.ts';
+import type { Snapshot } from './snapshot-catalog.ts';
 
 const D = Date.UTC(2026, 10, 22); // today 00:00 UTC
 const MIN = 60_000;
@@ -91,6 +94,48 @@ describe(ExportScheduler.name, () => {
       while (timers.length < 2) await new Promise((r) => setTimeout(r, 5));
       assert.deepEqual(timers, [0, 31 * MIN], 'from 00:30 the next wake is 01:01');
       await sched.stop();
+    } finally {
+      writer.close();
+      await feedLog.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should settle publishes a crash interrupted before a pass: a finished upload is listed (and not redone), one that never started is dropped once stale', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'umbra-sched-'));
+    const db = openSqlite(':memory:');
+    const clock = new ManualClock(D + 6 * HOUR_MS + 5 * MIN); // 06:05: hour 05 is the last complete one
+    const feedLog = new FileFeedLog(join(dir, 'log'));
+    const writer = await ParquetWriter.create({ spoolDir: join(dir, 'work'), threads: 1 });
+    const catalog = new SqliteSnapshotCatalog(db);
+    const store = new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock });
+    const reports: RecoveryReport[] = [];
+    const errors: Error[] = [];
+    const sched = new ExportScheduler({ feedLog, catalog, writer, clock, workDir: join(dir, 'work'), store }, ['ja4t'], clock, undefined, {
+      onRecovered: (r) => reports.push(r),
+      onError: (_j, e) => errors.push(e),
+    });
+    const snap = (hour: number, bytes: Buffer): Snapshot => ({
+      feed: 'ja4t', kind: 'hourly', date: '2026-11-22', hour, key: `ja4t/latest/${String(hour).padStart(2, '0')}_ja4t.parquet`, size: bytes.length, rows: 1,
+      checksum: createHash('sha256').update(bytes).digest('hex'), schema: { fields: [] }, createdAt: clock.now() / 1000,
+    });
+    try {
+      // Hours 00..04 are listed; the publish of 05 was killed after its upload, that of 03 (a rerun) before it.
+      for (let h = 0; h < 5; h++) await catalog.upsert(snap(h, Buffer.from(`hour ${h}`)));
+      const h5 = snap(5, Buffer.from('hour 5'));
+      await catalog.beginPublish(h5, clock.now() - 10 * MIN);
+      await store.put(h5.key, Buffer.from('hour 5'), { sha256: h5.checksum, rows: 1 });
+      const h3 = snap(3, Buffer.from('hour 3, rerun'));
+      await catalog.beginPublish(h3, clock.now() - 2 * HOUR_MS);
+      assert.deepEqual(await sched.tick(), [], 'hour 05 counts as done: nothing is due');
+      assert.deepEqual(errors, []);
+      assert.deepEqual(reports.map((r) => ({ completed: r.completed.map((s) => s.hour), abandoned: r.abandoned.map((s) => s.hour), pending: r.pending })), [{ completed: [5], abandoned: [3], pending: 0 }]);
+      assert.deepEqual(await catalog.get('ja4t', '2026-11-22', 5), h5);
+      assert.equal((await catalog.get('ja4t', '2026-11-22', 3))?.checksum, snap(3, Buffer.from('hour 3')).checksum, 'the listed hour 03 is untouched');
+      assert.deepEqual(await catalog.publishIntents(), []);
+      await sched.tick();
+      assert.equal(reports.length, 1, 'reported only when something was settled');
     } finally {
       writer.close();
       await feedLog.close();

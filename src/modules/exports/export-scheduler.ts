@@ -2,8 +2,9 @@ import type { Clock } from '../../lib/clock.ts';
 import type { FeedId } from '../feeds/feed-catalog.ts';
 import { HOUR_MS, hourOf } from '../feeds/feed-log.ts';
 import { runRollup } from './daily-rollup-job.ts';
-import { sweepWorkDir, type ExportJobDeps } from './export-job.ts';
+import { sweepWorkDir, type DamageReport, type ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
+import { recoverPublishes, type RecoveryReport } from './publish-recovery.ts';
 import { DAY_MS, dayStartMs, utcDate } from './snapshot-keys.ts';
 
 export type DueJob = { kind: 'hourly'; feed: FeedId; hourStartMs: number } | { kind: 'rollup'; feed: FeedId; date: string };
@@ -70,9 +71,13 @@ export function nextWakeMs(nowMs: number, o: ScheduleOptions = DEFAULT_SCHEDULE)
 }
 
 export interface SchedulerHooks {
-  /** `sweep`: removing leftovers of dead jobs at start failed. */
-  onError?: (job: DueJob | 'sweep', e: Error) => void;
+  /** `sweep`: removing leftovers of dead jobs at start failed; `recover`: settling interrupted publishes failed. */
+  onError?: (job: DueJob | 'sweep' | 'recover', e: Error) => void;
   onDone?: (job: DueJob) => void;
+  /** Publishes cut short by a crash were settled (called only when one was completed or abandoned). */
+  onRecovered?: (report: RecoveryReport) => void;
+  /** A job left out or repaired damaged lines of an hour partition (ExportJobDeps.onDamagedLines). */
+  onDamagedLines?: (report: DamageReport) => void;
   /** Timer, injectable for tests. */
   setTimer?: (fn: () => void, ms: number) => { unref?(): void };
   clearTimer?: (t: unknown) => void;
@@ -111,15 +116,26 @@ export class ExportScheduler {
     await this.running;
   }
 
-  /** One pass: runs what is due now; returns the jobs attempted. */
+  /**
+   * One pass: settles publishes a crash interrupted (before anything reads the catalog, so an hour
+   * whose upload had finished counts as done), then runs what is due now; returns the jobs attempted.
+   */
   async tick(): Promise<DueJob[]> {
+    try {
+      const report = await recoverPublishes(this.deps);
+      if (report.completed.length + report.abandoned.length > 0) this.hooks.onRecovered?.(report);
+    } catch (e) {
+      this.hooks.onError?.('recover', e as Error);
+    }
     const jobs = dueJobs(this.clock.now(), await this.view(), this.opts);
+    const { onDamagedLines } = this.hooks;
+    const deps = onDamagedLines ? { ...this.deps, onDamagedLines } : this.deps;
     for (const job of jobs) {
       // stop() lets the running job finish, not the rest of the batch.
       if (this.stopping) break;
       try {
-        if (job.kind === 'hourly') await runHourly(this.deps, job.feed, job.hourStartMs);
-        else await runRollup(this.deps, job.feed, job.date);
+        if (job.kind === 'hourly') await runHourly(deps, job.feed, job.hourStartMs);
+        else await runRollup(deps, job.feed, job.date);
         this.hooks.onDone?.(job);
       } catch (e) {
         this.hooks.onError?.(job, e as Error);

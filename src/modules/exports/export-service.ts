@@ -80,9 +80,8 @@ export class ExportService {
   /** The presigned URL a download redirects to. */
   async download(feed: FeedDef, date: string, hour?: string): Promise<string> {
     const snap = await this.resolve(feed, date, hour, false);
-    // The checksum rides along so the URL never serves other bytes if the key is later reused.
-    const url = await this.store.presign(snap.key, URL_TTL_S);
-    return `${url}${url.includes('?') ? '&' : '?'}sha256=${snap.checksum}`;
+    // Signed with the checksum: the URL never serves other bytes once the key is reused.
+    return this.store.presign({ key: snap.key, sha256: snap.checksum }, URL_TTL_S);
   }
 
   async meta(feed: FeedDef, date: string, hour?: string): Promise<ExportMeta> {

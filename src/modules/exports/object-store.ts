@@ -13,7 +13,24 @@ export interface ObjectInfo extends ObjectMeta {
   size: number;
 }
 
-export type VerifyResult = { ok: true; key: string } | { ok: false; reason: 'MALFORMED' | 'UNKNOWN_KEY_ID' | 'BAD_SIGNATURE' | 'EXPIRED' };
+/**
+ * What a download URL selects: an object and the exact bytes it may serve, named by their SHA-256.
+ * Hourly keys are reused every day, so the key alone would let an old URL serve the bytes that later
+ * replaced the ones it was issued for.
+ */
+export interface DownloadTarget {
+  key: string;
+  /** Lower-case hex SHA-256 of the bytes the URL may serve. */
+  sha256: string;
+}
+
+export type VerifyResult = ({ ok: true } & DownloadTarget) | { ok: false; reason: 'MALFORMED' | 'UNKNOWN_KEY_ID' | 'BAD_SIGNATURE' | 'EXPIRED' };
+
+/** An object's metadata and bytes read as one version: `info` describes exactly what `body` yields. */
+export interface StoredObject {
+  info: ObjectInfo;
+  body: Readable;
+}
 
 /** A signing secret with an id that presigned URLs name, so secrets rotate without breaking issued URLs. */
 export interface SigningSecret {
@@ -31,6 +48,13 @@ export interface ObjectStore {
   head(key: string): Promise<ObjectInfo | undefined>;
   /** The bytes of an object, or undefined when there is none. */
   get(key: string): Promise<Readable | undefined>;
+  /**
+   * The metadata and bytes of one version of an object, or undefined when there is none: a put that
+   * replaces the object while the body is read changes neither (S3: one GetObject, whose response
+   * metadata belongs to the version it streams). What a download route serves after comparing
+   * `info.sha256` with the checksum its URL signed.
+   */
+  read(key: string): Promise<StoredObject | undefined>;
   /** Removes an object; a missing one is not an error. */
   delete(key: string): Promise<void>;
   /** Keys under a prefix, sorted. */
@@ -41,9 +65,19 @@ export interface ObjectStore {
    * false when there is no such object. Without it, readers stream get() to a file (fetchToFile).
    */
   copyToFile?(key: string, dest: string): Promise<boolean>;
-  /** A download URL (path + query, or absolute for a remote store) valid for `ttlSeconds`. */
-  presign(key: string, ttlSeconds: number): Promise<string>;
-  /** Checks the query of a URL this store presigned (the embedded store serves its own downloads). */
+  /**
+   * A download URL (path + query, or absolute for a remote store) valid for `ttlSeconds` that serves
+   * the object at `target.key` only while its bytes have `target.sha256`, and nothing otherwise. The
+   * signature covers everything that selects the bytes: the key and the checksum. The embedded store
+   * signs the checksum into the query and its route compares it with the version it reads; a remote
+   * store would presign a GET of the object version holding those bytes (S3: the versionId whose
+   * metadata has that checksum, or a key that contains it), never the bare key.
+   */
+  presign(target: DownloadTarget, ttlSeconds: number): Promise<string>;
+  /**
+   * Checks the query of a URL this store presigned (the embedded store serves its own downloads) and
+   * returns what it signed. A URL without a checksum is MALFORMED.
+   */
   verify(query: URLSearchParams | Record<string, string | undefined>): VerifyResult;
 }
 

@@ -222,6 +222,14 @@ export class ParquetWriter {
     return run;
   }
 
+  /** NULLs in a column of a parquet file, from its footer's statistics (no row is read). */
+  nullCount(file: string, column: string): Promise<number> {
+    return this.enqueue(async () => {
+      const r = await this.con.runAndReadAll(`SELECT coalesce(sum(stats_null_count), 0) FROM parquet_metadata(${lit(file)}) WHERE path_in_schema = ${lit(column)}`);
+      return Number(r.getRows()[0]?.[0] ?? 0);
+    });
+  }
+
   private async writeEmpty(feed: FeedDef, outFile: string, kv: Record<string, string>): Promise<ParquetFileInfo> {
     const empty = feed.parquet.map((c) => `CAST(NULL AS ${c.type}) AS ${ident(c.name)}`).join(', ');
     await this.con.run(`COPY (SELECT ${empty} LIMIT 0) TO ${lit(outFile)} ${copyOptions(feed, kv)}`);

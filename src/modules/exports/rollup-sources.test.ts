@@ -38,8 +38,8 @@ const streamingOnly = (log: FeedLog): FeedLog => ({
 });
 /** The same store without copyToFile: objects are fetched through get(). */
 const withoutCopy = (s: ObjectStore): ObjectStore => ({
-  put: (k, b, m) => s.put(k, b, m), head: (k) => s.head(k), get: (k) => s.get(k), delete: (k) => s.delete(k), list: (p) => s.list(p),
-  presign: (k, t) => s.presign(k, t), verify: (q) => s.verify(q),
+  put: (k, b, m) => s.put(k, b, m), head: (k) => s.head(k), get: (k) => s.get(k), read: (k) => s.read(k), delete: (k) => s.delete(k), list: (p) => s.list(p),
+  presign: (t, ttl) => s.presign(t, ttl), verify: (q) => s.verify(q),
 });
 
 describe('daily rollup sources', () => {

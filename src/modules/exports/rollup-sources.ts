@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FEEDS, type FeedId } from '../feeds/feed-catalog.ts';
 import { HOUR_MS, type HourFile } from '../feeds/feed-log.ts';
-import { concatHours, fetchToFile, hourSource, type ExportJobDeps } from './export-job.ts';
+import { fetchToFile, hourSource, recordsOnly, streamHours, validHours, type ExportJobDeps } from './export-job.ts';
 import { digest, schemaOf, type ParquetFileInfo } from './parquet-writer.ts';
 import type { Snapshot } from './snapshot-catalog.ts';
 import { dayStartMs } from './snapshot-keys.ts';
@@ -39,7 +39,7 @@ export async function writeDay(deps: ExportJobDeps, feed: FeedId, date: string, 
   const hours = Array.from({ length: 24 }, (_, h) => dayStartMs(date) + h * HOUR_MS);
   const hourFile = deps.feedLog.hourFile?.bind(deps.feedLog);
   if (!hourFile) {
-    const info = await deps.writer.write(def, concatHours(deps.feedLog, feed, hours), outFile, kv);
+    const info = await streamHours(deps, feed, hours)(outFile, kv);
     return { ...info, sources: { reused: [], rewritten: [], fromLog: hours.map((_, h) => h) } };
   }
   const wanted = JSON.stringify(schemaOf(def));
@@ -56,11 +56,13 @@ export async function writeDay(deps: ExportJobDeps, feed: FeedId, date: string, 
 
   const onePass = async (): Promise<ParquetFileInfo & { sources: DaySources }> => {
     const sources = { reused: [], rewritten: [], fromLog: present.map((p) => p.hour) };
-    const stream = () => deps.writer.write(def, concatHours(deps.feedLog, feed, present.map((p) => p.start)), outFile, kv);
-    // The log's own files when all end on whole lines; a half-written concurrent append falls back too.
+    const starts = present.map((p) => p.start);
+    // The log's own files when all end on whole lines; a half-written concurrent append or a damaged
+    // line reads the lines one by one (each damaged hour reported), as streaming does when refused.
     const info = present.every((p) => p.file.whole)
-      ? await deps.writer.writeNdjsonFiles(def, present.map((p) => p.file.path), outFile, kv).catch(stream)
-      : await stream();
+      ? await recordsOnly(deps.writer, (o, k) => deps.writer.writeNdjsonFiles(def, present.map((p) => p.file.path), o, k))(outFile, kv)
+          .catch(() => deps.writer.write(def, validHours(deps, feed, starts), outFile, kv))
+      : await streamHours(deps, feed, starts)(outFile, kv);
     return { ...info, sources };
   };
   if (!present.some((p) => p.snap)) return onePass();

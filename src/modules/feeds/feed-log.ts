@@ -36,7 +36,11 @@ export const hourOf = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS
  */
 export interface FeedLog {
   append(feed: FeedId, entries: readonly FeedLogEntry[]): Promise<void>;
-  /** The lines of one hour partition in append order; a torn last line left by a crash is skipped. */
+  /**
+   * The lines of one hour partition in append order; a torn last line left by a crash is skipped.
+   * Other lines are returned as stored, and may be damaged (a torn write an older version glued the
+   * next record to, disk corruption): readers that need records go through log-lines.ts.
+   */
   readHour(feed: FeedId, hourStartMs: number): AsyncIterable<string>;
   /**
    * The same lines in blocks: each item is one or more whole lines joined by '\n' (no empty line, no

@@ -2,25 +2,35 @@ import type { FeedMessage } from './feed-bus.ts';
 import type { FeedDef } from './feed-catalog.ts';
 import { hourOf, type FeedLog } from './feed-log.ts';
 import type { FeedObserver } from './ingest-service.ts';
+import { damaged, noDamage, recordOf, salvage, type LineDamage } from './log-lines.ts';
 
 const BATCH = 5000;
 
 /**
- * Rebuilds in-memory state (domain aggregates, later the intelligence index) after a restart by
- * reading back the durable log of the given feeds from `sinceMs` on. Lines that do not parse (a torn
- * write) are skipped. Returns how many records were replayed.
+ * Rebuilds in-memory state (domain aggregates, the intelligence index) after a restart by reading
+ * back the durable log of the given feeds from `sinceMs` on. Observers get records only: a damaged
+ * line (a torn write, with or without a record glued to it, or garbage) gives the whole records it
+ * holds and is otherwise passed over, never stopping the replay; each partition with damage is
+ * reported to `onDamage`. Returns how many records were replayed.
  */
-export async function replayLog(log: FeedLog, feeds: readonly FeedDef[], sinceMs: number, observer: FeedObserver): Promise<number> {
+export async function replayLog(
+  log: FeedLog, feeds: readonly FeedDef[], sinceMs: number, observer: FeedObserver,
+  onDamage?: (feed: FeedDef, hourStartMs: number, damage: LineDamage) => void,
+): Promise<number> {
   let replayed = 0;
   for (const feed of feeds) {
     for (const hour of await log.hours(feed.id)) {
       if (hour < hourOf(sinceMs)) continue;
+      const damage = noDamage();
       let batch: FeedMessage[] = [];
       for await (const line of log.readHour(feed.id, hour)) {
-        try {
-          batch.push({ record: JSON.parse(line), line });
-        } catch {
-          continue;
+        const record = recordOf(line);
+        if (record) batch.push({ record, line });
+        else if (line !== '') {
+          const found = salvage(line);
+          damage.skipped += found.skipped;
+          damage.repaired += found.records.length;
+          batch.push(...found.records);
         }
         if (batch.length >= BATCH) {
           observer(feed, batch);
@@ -30,6 +40,7 @@ export async function replayLog(log: FeedLog, feeds: readonly FeedDef[], sinceMs
       }
       observer(feed, batch);
       replayed += batch.length;
+      if (damaged(damage)) onDamage?.(feed, hour, damage);
     }
   }
   return replayed;

@@ -138,36 +138,65 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
       });
     });
 
+    it('should read an object as one version: metadata of exactly the bytes streamed, even when a put replaces it meanwhile', async () => {
+      await withStore(async ({ store }) => {
+        const k = 'torrents/latest/09_torrents.parquet';
+        assert.equal(await store.read(k), undefined, 'no object');
+        assert.equal(await store.read('torrents/latest'), undefined, 'a prefix is not an object');
+        const one = Buffer.from('first version of the hour');
+        await store.put(k, one, { sha256: sha(one), rows: 4, contentType: 'application/vnd.apache.parquet' });
+        const first = await store.read(k);
+        assert.deepEqual(first?.info, { key: k, size: one.length, sha256: sha(one), rows: 4, contentType: 'application/vnd.apache.parquet' });
+        // Replaced (and then deleted) before a byte of the first read was consumed.
+        const two = Buffer.from('the next day, other bytes of another length');
+        await store.put(k, two, { sha256: sha(two), rows: 9 });
+        const second = await store.read(k);
+        await store.delete(k);
+        assert.deepEqual(await bytesOf(first!.body), one, 'the first read streams the bytes its metadata describes');
+        assert.equal(second?.info.sha256, sha(two));
+        assert.equal(second?.info.rows, 9);
+        assert.deepEqual(await bytesOf(second!.body), two);
+        assert.equal(await store.read(k), undefined);
+      });
+    });
+
     describe('presigned URLs', () => {
       const key = 'anonymizers/2026/11/21/anonymizers.parquet';
+      const sha256 = sha(Buffer.from('the daily file'));
+      const target = { key, sha256 };
       const queryOf = (url: string) => new URL(url, 'http://x').searchParams;
 
-      it('should accept a fresh URL until its expiry and refuse it one second after', async () => {
+      it('should accept a fresh URL until its expiry and refuse it one second after, returning the key and checksum it signed', async () => {
         await withStore(async ({ store }, clock) => {
-          const q = queryOf(await store.presign(key, DAY_S));
-          assert.deepEqual(store.verify(q), { ok: true, key });
+          const q = queryOf(await store.presign(target, DAY_S));
+          assert.deepEqual(store.verify(q), { ok: true, key, sha256 });
           clock.advance(DAY_S * 1000);
-          assert.deepEqual(store.verify(q), { ok: true, key });
+          assert.deepEqual(store.verify(q), { ok: true, key, sha256 });
           clock.advance(1000);
           assert.deepEqual(store.verify(q), { ok: false, reason: 'EXPIRED' });
         });
       });
 
-      it('should refuse a tampered key, expiry or signature, and a malformed query', async () => {
+      it('should refuse a URL with any signed member tampered with or removed, and a malformed query', async () => {
         await withStore(async ({ store }) => {
-          const q = queryOf(await store.presign(key, DAY_S));
-          const tamper = (name: string, value: string) => {
+          const q = queryOf(await store.presign(target, DAY_S));
+          const tamper = (name: string, value: string | undefined) => {
             const t = new URLSearchParams(q);
-            t.set(name, value);
+            if (value === undefined) t.delete(name);
+            else t.set(name, value);
             return store.verify(t);
           };
           assert.deepEqual(tamper('key', 'anonymizers/2026/11/22/anonymizers.parquet'), { ok: false, reason: 'BAD_SIGNATURE' });
+          assert.deepEqual(tamper('sha256', sha(Buffer.from('other bytes'))), { ok: false, reason: 'BAD_SIGNATURE' });
           assert.deepEqual(tamper('expires', String(Number(q.get('expires')) + 3600)), { ok: false, reason: 'BAD_SIGNATURE' });
           const sig = q.get('sig')!;
           assert.deepEqual(tamper('sig', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1)), { ok: false, reason: 'BAD_SIGNATURE' });
           assert.deepEqual(tamper('sig', sig.slice(1)), { ok: false, reason: 'BAD_SIGNATURE' });
+          for (const name of ['key', 'sha256', 'expires', 'kid', 'sig']) assert.deepEqual(tamper(name, undefined), { ok: false, reason: 'MALFORMED' }, `without ${name}`);
+          assert.deepEqual(tamper('sha256', sha256.toUpperCase()), { ok: false, reason: 'MALFORMED' });
           assert.deepEqual(tamper('key', '../secrets'), { ok: false, reason: 'MALFORMED' });
           assert.deepEqual(store.verify({ key }), { ok: false, reason: 'MALFORMED' });
+          await assert.rejects(store.presign({ key, sha256: 'not-a-checksum' }, DAY_S));
         });
       });
 
@@ -177,12 +206,12 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
         const rotated = await make({ clock, secrets: [{ id: 'k2', secret: 'new-secret' }, { id: 'k1', secret: 'old-secret' }], shareWith: old });
         const retired = await make({ clock, secrets: [{ id: 'k3', secret: 'newest' }, { id: 'k2', secret: 'new-secret' }], shareWith: old });
         try {
-          const oldUrl = queryOf(await old.store.presign(key, DAY_S));
+          const oldUrl = queryOf(await old.store.presign(target, DAY_S));
           assert.equal(oldUrl.get('kid'), 'k1');
-          assert.deepEqual(rotated.store.verify(oldUrl), { ok: true, key }, 'previous secret still accepted');
-          const newUrl = queryOf(await rotated.store.presign(key, DAY_S));
+          assert.deepEqual(rotated.store.verify(oldUrl), { ok: true, key, sha256 }, 'previous secret still accepted');
+          const newUrl = queryOf(await rotated.store.presign(target, DAY_S));
           assert.equal(newUrl.get('kid'), 'k2');
-          assert.deepEqual(rotated.store.verify(newUrl), { ok: true, key });
+          assert.deepEqual(rotated.store.verify(newUrl), { ok: true, key, sha256 });
           assert.deepEqual(old.store.verify(newUrl), { ok: false, reason: 'UNKNOWN_KEY_ID' });
           assert.deepEqual(retired.store.verify(oldUrl), { ok: false, reason: 'UNKNOWN_KEY_ID' });
           // A known id with another secret's signature is a bad signature, not a pass.

@@ -14,15 +14,25 @@ const daily = (feed: FeedId, date: string, extra: Partial<Snapshot> = {}): Snaps
 });
 const ids = (items: Snapshot[]) => items.map((s) => (s.hour === null ? s.date : `${s.date}/${s.hour}`));
 
+export interface SnapshotCatalogHarness {
+  catalog: SnapshotCatalog;
+  /**
+   * Another instance over the same durable state, as a process started after a crash of the one
+   * using `catalog` would open (the first is not closed first).
+   */
+  reopen(): Promise<SnapshotCatalog>;
+  close(): Promise<void>;
+}
+
 /** Behaviour every SnapshotCatalog backend must have. */
-export function snapshotCatalogContract(backend: string, make: () => Promise<{ catalog: SnapshotCatalog; close(): Promise<void> }>): void {
+export function snapshotCatalogContract(backend: string, make: () => Promise<SnapshotCatalogHarness>): void {
   describe(`SnapshotCatalog contract: ${backend}`, () => {
-    const withCatalog = async (fn: (c: SnapshotCatalog) => Promise<void>) => {
-      const { catalog, close } = await make();
+    const withCatalog = async (fn: (c: SnapshotCatalog, h: SnapshotCatalogHarness) => Promise<void>) => {
+      const h = await make();
       try {
-        await fn(catalog);
+        await fn(h.catalog, h);
       } finally {
-        await close();
+        await h.close();
       }
     };
 
@@ -117,6 +127,76 @@ export function snapshotCatalogContract(backend: string, make: () => Promise<{ c
         await c.setRollupState('proxies', '2026-11-21', 'done', 200);
         assert.deepEqual(await c.rollupState('proxies', '2026-11-21'), { state: 'done', updatedAt: 200 });
         assert.equal(await c.rollupState('torrents', '2026-11-21'), undefined);
+      });
+    });
+
+    describe('publishing: intent, upload, one step that swaps the rows', () => {
+      // Yesterday's hour 5 is listed; today's hour 5 (same key, other bytes) is being published.
+      const old = hourly('proxies', '2026-11-21', 5, { checksum: 'a'.repeat(64), rows: 10 });
+      const next = hourly('proxies', '2026-11-22', 5, { checksum: 'c'.repeat(64), rows: 20, sourceVersion: '7:700' });
+
+      it('should keep the old row listed while an intent is recorded, and keep the intent across a restart', async () => {
+        await withCatalog(async (c, h) => {
+          await c.upsert(old);
+          await c.beginPublish(next, 1_000);
+          assert.deepEqual(await c.get('proxies', '2026-11-21', 5), old, 'the old row stays listed');
+          assert.equal(await c.get('proxies', '2026-11-22', 5), undefined, 'the new row is not listed before the upload');
+          assert.deepEqual(ids((await c.list('proxies', { limit: 10 })).items), ['2026-11-21/5']);
+          // The process is killed here; the next one finds the intent.
+          const after = await h.reopen();
+          assert.deepEqual(await after.publishIntents(), [{ snapshot: next, startedAtMs: 1_000 }]);
+          assert.deepEqual(await after.get('proxies', '2026-11-21', 5), old);
+        });
+      });
+
+      it('should complete a publish whose upload finished (killed after the upload): the other rows of the key go, the new row is listed, the intent is gone', async () => {
+        await withCatalog(async (c, h) => {
+          await c.upsert(old);
+          await c.upsert(hourly('proxies', '2026-11-21', 6, { key: 'proxies/latest/06_proxies.parquet' }));
+          await c.beginPublish(next, 1_000);
+          const after = await h.reopen();
+          assert.equal(await after.completePublish(next, { onlyIfPending: true }), true);
+          assert.equal(await after.get('proxies', '2026-11-21', 5), undefined, "the row of yesterday's bytes, which the key no longer holds");
+          assert.deepEqual(await after.get('proxies', '2026-11-22', 5), next);
+          assert.ok(await after.get('proxies', '2026-11-21', 6), 'rows of other keys stay');
+          assert.deepEqual(await after.publishIntents(), []);
+          assert.equal(await after.completePublish(next, { onlyIfPending: true }), false, 'settled once: nothing pending any more');
+          assert.deepEqual(await after.latestHourly('proxies'), next);
+        });
+      });
+
+      it('should abandon a publish whose upload never happened (killed before or during the upload): rows untouched', async () => {
+        await withCatalog(async (c, h) => {
+          await c.upsert(old);
+          await c.beginPublish(next, 1_000);
+          const after = await h.reopen();
+          assert.equal(await after.abandonPublish(next.key, 'f'.repeat(64)), false, 'only the intent of that checksum');
+          assert.equal(await after.abandonPublish(next.key, next.checksum), true);
+          assert.equal(await after.abandonPublish(next.key, next.checksum), false);
+          assert.deepEqual(await after.publishIntents(), []);
+          assert.deepEqual(await after.get('proxies', '2026-11-21', 5), old);
+          assert.equal(await after.completePublish(next, { onlyIfPending: true }), false, 'a dropped intent is not completed by a late recovery');
+          assert.deepEqual(await after.get('proxies', '2026-11-21', 5), old);
+        });
+      });
+
+      it('should keep one intent per key (the latest attempt), and let its own publisher complete without it', async () => {
+        await withCatalog(async (c) => {
+          await c.upsert(old);
+          await c.beginPublish(next, 1_000);
+          const rerun = { ...next, checksum: 'd'.repeat(64), rows: 21 };
+          await c.beginPublish(rerun, 2_000);
+          const day = daily('torrents', '2026-11-21');
+          await c.beginPublish(day, 1_500);
+          assert.deepEqual(await c.publishIntents(), [{ snapshot: day, startedAtMs: 1_500 }, { snapshot: rerun, startedAtMs: 2_000 }], 'oldest first');
+          // The first attempt's completion leaves the rerun's intent, whose bytes are not known stored.
+          assert.equal(await c.completePublish(next), true);
+          assert.deepEqual((await c.publishIntents()).map((i) => i.snapshot.checksum), [day.checksum, rerun.checksum]);
+          assert.equal(await c.completePublish(rerun), true);
+          assert.deepEqual(await c.get('proxies', '2026-11-22', 5), rerun);
+          assert.deepEqual((await c.publishIntents()).map((i) => i.snapshot.key), [day.key]);
+          await assert.rejects(c.beginPublish({ ...next, hour: null }, 3_000), /an hourly snapshot has an hour/);
+        });
       });
     });
   });

@@ -19,6 +19,15 @@ objectStoreContract('fs', async ({ clock, secrets, shareWith }) => {
 });
 
 snapshotCatalogContract('sqlite', async () => {
-  const db = openSqlite(':memory:');
-  return { catalog: new SqliteSnapshotCatalog(db), close: async () => void db.close() };
+  const dir = mkdtempSync(join(tmpdir(), 'umbra-catalog-'));
+  const dbs = [openSqlite(join(dir, 'umbra.db'))];
+  return {
+    catalog: new SqliteSnapshotCatalog(dbs[0]!),
+    // A second connection to the same file, the first left open: what a restarted process sees.
+    reopen: async () => new SqliteSnapshotCatalog(dbs[dbs.push(openSqlite(join(dir, 'umbra.db'))) - 1]!),
+    close: async () => {
+      for (const db of dbs) db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 });

@@ -1,11 +1,13 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, constants as fsConstants, link, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, constants as fsConstants, link, mkdir, open, readFile, readdir, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../lib/clock.ts';
 import { sweepOld } from '../../modules/exports/export-job.ts';
-import { assertValidKey, isValidKey, type ObjectInfo, type ObjectMeta, type ObjectStore, type SigningSecret, type VerifyResult } from '../../modules/exports/object-store.ts';
+import {
+  assertValidKey, isValidKey, type DownloadTarget, type ObjectInfo, type ObjectMeta, type ObjectStore, type SigningSecret, type StoredObject, type VerifyResult,
+} from '../../modules/exports/object-store.ts';
 
 export interface FsObjectStoreOptions {
   /** The service data dir; objects live under `{dataDir}/exports/`. */
@@ -19,7 +21,15 @@ export interface FsObjectStoreOptions {
 
 interface Sidecar extends ObjectMeta {
   size: number;
+  /**
+   * Inode of the data file the sidecar describes (decimal). put() renames a new file in, so a reader
+   * holding the file open knows the sidecar is that file's only when the inodes match. Absent in
+   * sidecars written before it was recorded: such a file is hashed once and its sidecar rewritten.
+   */
+  ino?: string;
 }
+
+const SHA256_RE = /^[0-9a-f]{64}$/;
 
 // Dot-directories cannot collide with keys: a key starts with [a-z0-9_].
 const TMP = '.tmp';
@@ -28,7 +38,9 @@ const META = '.meta';
 /**
  * Export files on the local disk. put() writes a temp file, fsyncs it and renames it into place, so an
  * object is either absent, the old one or the whole new one, even across a crash. A sidecar under
- * `.meta/` holds checksum and row count; it is replaced right after the data.
+ * `.meta/` holds checksum, row count and the data file's inode; it is replaced right after the data.
+ * Readers open the data file first and trust the sidecar only when it names that file's inode (a
+ * crash or a put between the two renames leaves it naming another), else they hash what they opened.
  */
 export class FsObjectStore implements ObjectStore {
   private readonly root: string;
@@ -45,10 +57,11 @@ export class FsObjectStore implements ObjectStore {
     await mkdir(join(this.root, TMP), { recursive: true });
     const tmp = join(this.root, TMP, `${randomBytes(8).toString('hex')}.part`);
     try {
-      const { size, sha256 } = await writeSynced(tmp, body);
+      const { size, sha256, ino } = await writeSynced(tmp, body);
       // The caller's checksum is what clients will be told; refuse to store bytes that do not match it.
       if (sha256 !== meta.sha256) throw new Error(`checksum mismatch for ${key}: got ${sha256}, expected ${meta.sha256}`);
-      const sidecar: Sidecar = { sha256, rows: meta.rows, size, ...(meta.contentType ? { contentType: meta.contentType } : {}) };
+      // rename() keeps the inode, so the sidecar can name the file it describes before it is in place.
+      const sidecar: Sidecar = { sha256, rows: meta.rows, size, ino, ...(meta.contentType ? { contentType: meta.contentType } : {}) };
       const metaTmp = `${tmp}.json`;
       await writeSynced(metaTmp, Buffer.from(JSON.stringify(sidecar)));
       const file = this.file(key);
@@ -57,7 +70,7 @@ export class FsObjectStore implements ObjectStore {
       await mkdir(dirname(this.metaFile(key)), { recursive: true });
       await rename(metaTmp, this.metaFile(key));
       await syncDir(dirname(file));
-      return { key, ...sidecar };
+      return infoOf(key, sidecar);
     } finally {
       await rm(tmp, { force: true });
       await rm(`${tmp}.json`, { force: true });
@@ -65,21 +78,72 @@ export class FsObjectStore implements ObjectStore {
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
+    const opened = await this.openObject(key);
+    if (!opened) return undefined;
+    await opened.fh.close();
+    return opened.info;
+  }
+
+  async read(key: string): Promise<StoredObject | undefined> {
+    const opened = await this.openObject(key);
+    if (!opened) return undefined;
+    // Positional reads of the handle opened before the sidecar was read: these bytes, whatever a put does.
+    return { info: opened.info, body: opened.fh.createReadStream({ start: 0, highWaterMark: 1 << 20 }) };
+  }
+
+  /**
+   * Opens the data file, then finds the metadata of exactly that file: the sidecar when it names the
+   * file's inode and size, else the SHA-256 of the opened bytes (a crash or a concurrent put between
+   * the data and sidecar renames; or a sidecar from before inodes were recorded, which is rewritten).
+   */
+  private async openObject(key: string): Promise<{ fh: FileHandle; info: ObjectInfo } | undefined> {
     if (!isValidKey(key)) return undefined;
-    let size: number;
+    let fh: FileHandle;
     try {
-      const st = await stat(this.file(key));
-      // A key prefix is a directory here, never an object.
-      if (!st.isFile()) return undefined;
-      size = st.size;
+      fh = await open(this.file(key), 'r');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EISDIR') return undefined;
       throw e;
     }
-    const side = await readFile(this.metaFile(key), 'utf8').then((t) => JSON.parse(t) as Sidecar, () => undefined);
-    // A crash between the two renames leaves an older sidecar: trust the bytes, not it.
-    if (side && side.size === size) return { key, ...side };
-    return { key, size, sha256: await hashFile(this.file(key)), rows: side?.rows ?? -1 };
+    try {
+      const st = await fh.stat({ bigint: true });
+      // A key prefix is a directory here, never an object.
+      if (!st.isFile()) {
+        await fh.close();
+        return undefined;
+      }
+      const size = Number(st.size);
+      const ino = String(st.ino);
+      const side = await readFile(this.metaFile(key), 'utf8').then((t) => JSON.parse(t) as Sidecar, () => undefined);
+      if (side && side.ino === ino && side.size === size) return { fh, info: infoOf(key, side) };
+      const sha256 = await hashHandle(fh);
+      // Same bytes, written before sidecars named inodes: record it, so later reads need not hash.
+      if (side && side.ino === undefined && side.size === size && side.sha256 === sha256) {
+        const upgraded: Sidecar = { ...side, ino };
+        await this.rewriteSidecar(key, upgraded).catch(() => {});
+        return { fh, info: infoOf(key, upgraded) };
+      }
+      return { fh, info: { key, size, sha256, rows: -1 } };
+    } catch (e) {
+      await fh.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Replaces a sidecar by rename. Should a put slip in between, the sidecar names an inode that is no
+   * longer the data file's, which readers then hash: never wrong, only slower.
+   */
+  private async rewriteSidecar(key: string, side: Sidecar): Promise<void> {
+    await mkdir(join(this.root, TMP), { recursive: true });
+    const tmp = join(this.root, TMP, `${randomBytes(8).toString('hex')}.part.json`);
+    try {
+      await writeFile(tmp, JSON.stringify(side), { flag: 'wx' });
+      await rename(tmp, this.metaFile(key));
+    } finally {
+      await rm(tmp, { force: true });
+    }
   }
 
   async get(key: string): Promise<Readable | undefined> {
@@ -126,30 +190,33 @@ export class FsObjectStore implements ObjectStore {
     return out.sort();
   }
 
-  async presign(key: string, ttlSeconds: number): Promise<string> {
+  async presign(target: DownloadTarget, ttlSeconds: number): Promise<string> {
+    const { key, sha256 } = target;
     assertValidKey(key);
+    if (!SHA256_RE.test(sha256)) throw new Error(`not a lower-case hex SHA-256: ${JSON.stringify(sha256)}`);
     const current = this.opts.secrets[0]!;
     const expires = Math.floor(this.opts.clock.now() / 1000) + ttlSeconds;
-    const q = new URLSearchParams({ key, expires: String(expires), kid: current.id, sig: sign(current.secret, current.id, key, expires) });
+    const q = new URLSearchParams({ key, sha256, expires: String(expires), kid: current.id, sig: sign(current.secret, current.id, key, sha256, expires) });
     return `${this.downloadPath}?${q.toString()}`;
   }
 
   verify(query: URLSearchParams | Record<string, string | undefined>): VerifyResult {
     const get = (n: string): string | undefined => (query instanceof URLSearchParams ? (query.get(n) ?? undefined) : query[n]);
     const key = get('key');
+    const sha256 = get('sha256');
     const exp = get('expires');
     const kid = get('kid');
     const sig = get('sig');
-    if (!key || !exp || !kid || !sig || !/^\d{1,12}$/.test(exp) || !isValidKey(key)) return { ok: false, reason: 'MALFORMED' };
+    if (!key || !sha256 || !exp || !kid || !sig || !/^\d{1,12}$/.test(exp) || !isValidKey(key) || !SHA256_RE.test(sha256)) return { ok: false, reason: 'MALFORMED' };
     const secret = this.opts.secrets.find((s) => s.id === kid);
     if (!secret) return { ok: false, reason: 'UNKNOWN_KEY_ID' };
     const expires = Number(exp);
-    const want = Buffer.from(sign(secret.secret, kid, key, expires));
+    const want = Buffer.from(sign(secret.secret, kid, key, sha256, expires));
     const got = Buffer.from(sig);
     if (got.length !== want.length || !timingSafeEqual(got, want)) return { ok: false, reason: 'BAD_SIGNATURE' };
     // Checked after the signature so a forged expiry never reads as merely "expired".
     if (this.opts.clock.now() / 1000 > expires) return { ok: false, reason: 'EXPIRED' };
-    return { ok: true, key };
+    return { ok: true, key, sha256 };
   }
 
   /**
@@ -195,12 +262,20 @@ export class FsObjectStore implements ObjectStore {
   }
 }
 
-/** The key id is signed too, so a signature cannot be replayed under another secret's id. */
-function sign(secret: string, kid: string, key: string, expires: number): string {
-  return createHmac('sha256', secret).update(`${kid}\n${key}\n${expires}`).digest('base64url');
+/**
+ * Everything that selects the bytes is signed: the key and their checksum (a key is reused daily), the
+ * expiry, and the key id, so a signature cannot be replayed under another secret's id. `v2` sets these
+ * apart from URLs of the format that signed no checksum, which are therefore refused.
+ */
+function sign(secret: string, kid: string, key: string, sha256: string, expires: number): string {
+  return createHmac('sha256', secret).update(`v2\n${kid}\n${key}\n${sha256}\n${expires}`).digest('base64url');
 }
 
-async function writeSynced(target: string, body: string | Uint8Array): Promise<{ size: number; sha256: string }> {
+const infoOf = (key: string, side: Sidecar): ObjectInfo => ({
+  key, size: side.size, sha256: side.sha256, rows: side.rows, ...(side.contentType ? { contentType: side.contentType } : {}),
+});
+
+async function writeSynced(target: string, body: string | Uint8Array): Promise<{ size: number; sha256: string; ino: string }> {
   const hash = createHash('sha256');
   let size = 0;
   const out = await open(target, 'wx');
@@ -218,10 +293,10 @@ async function writeSynced(target: string, body: string | Uint8Array): Promise<{
       await writeAll(out, body);
     }
     await out.sync();
+    return { size, sha256: hash.digest('hex'), ino: String((await out.stat({ bigint: true })).ino) };
   } finally {
     await out.close();
   }
-  return { size, sha256: hash.digest('hex') };
 }
 
 /** FileHandle.write may write less than asked; loop until all bytes are out. */
@@ -229,10 +304,16 @@ async function writeAll(fh: import('node:fs/promises').FileHandle, buf: Uint8Arr
   for (let off = 0; off < buf.length; ) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
 }
 
-async function hashFile(file: string): Promise<string> {
+/** SHA-256 of an open file by positional reads (the handle's position stays at 0 for a later stream). */
+async function hashHandle(fh: FileHandle): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+  const buf = Buffer.allocUnsafe(1 << 20);
+  for (let pos = 0; ; ) {
+    const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+    if (bytesRead === 0) return hash.digest('hex');
+    hash.update(buf.subarray(0, bytesRead));
+    pos += bytesRead;
+  }
 }
 
 /** Makes the rename itself durable. */

@@ -89,6 +89,22 @@ const MIGRATIONS: string[] = [
      created_at INTEGER NOT NULL
    );
    CREATE INDEX intel_overlays_org ON intel_overlays(org_id, cidr);`,
+  // Export publishes under way: the row to record once the key holds these bytes (at most one per
+  // key). Left by a crash, recovery completes it if the upload finished, else drops it.
+  `CREATE TABLE export_publish_intents (
+     key TEXT PRIMARY KEY,
+     feed TEXT NOT NULL,
+     kind TEXT NOT NULL CHECK (kind IN ('hourly', 'daily')),
+     date TEXT NOT NULL,
+     hour INTEGER NOT NULL,
+     size INTEGER NOT NULL,
+     rows INTEGER NOT NULL,
+     checksum TEXT NOT NULL,
+     schema TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     source_version TEXT,
+     started_at_ms INTEGER NOT NULL
+   );`,
 ];
 
 const gates = new WeakMap<SqliteDb, SqliteGate>();

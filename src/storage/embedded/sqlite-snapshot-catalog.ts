@@ -1,5 +1,5 @@
 import type { FeedId } from '../../modules/feeds/feed-catalog.ts';
-import type { RollupState, Snapshot, SnapshotCatalog, SnapshotCursor, SnapshotKind } from '../../modules/exports/snapshot-catalog.ts';
+import type { PublishIntent, RollupState, Snapshot, SnapshotCatalog, SnapshotCursor, SnapshotKind } from '../../modules/exports/snapshot-catalog.ts';
 import { periodStartMs } from '../../modules/exports/snapshot-catalog.ts';
 import type { SqliteDb } from './sqlite-db.ts';
 
@@ -9,6 +9,7 @@ interface Row {
 }
 
 const COLS = 'feed, kind, date, hour, period_start_ms, key, size, rows, checksum, schema, created_at, source_version';
+const INTENT_COLS = 'key, feed, kind, date, hour, size, rows, checksum, schema, created_at, source_version, started_at_ms';
 // Newest first; at the same period start an hourly row (kind 'hourly' > 'daily') comes first.
 const ORDER = 'ORDER BY period_start_ms DESC, kind DESC';
 
@@ -18,9 +19,20 @@ const toSnapshot = (r: Row): Snapshot => ({
   ...(r.source_version === null ? {} : { sourceVersion: r.source_version }),
 });
 
+type Params = Record<string, string | number | null>;
+
+const paramsOf = (s: Snapshot): Params => {
+  if ((s.kind === 'hourly') !== (s.hour !== null)) throw new Error('an hourly snapshot has an hour, a daily one none');
+  return {
+    feed: s.feed, kind: s.kind, date: s.date, hour: s.hour ?? -1, period_start_ms: periodStartMs(s), key: s.key,
+    size: s.size, rows: s.rows, checksum: s.checksum, schema: JSON.stringify(s.schema), created_at: s.createdAt, source_version: s.sourceVersion ?? null,
+  };
+};
+
 export class SqliteSnapshotCatalog implements SnapshotCatalog {
   private readonly q;
   private readonly upsertTx;
+  private readonly completeTx;
 
   constructor(db: SqliteDb) {
     this.q = {
@@ -44,19 +56,46 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
         'INSERT INTO export_rollups (feed, date, state, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (feed, date) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at',
       ),
       rollup: db.prepare<[string, string], { state: string; updated_at: number }>('SELECT state, updated_at FROM export_rollups WHERE feed = ? AND date = ?'),
+      begin: db.prepare(
+        `INSERT OR REPLACE INTO export_publish_intents (${INTENT_COLS})
+         VALUES (@key, @feed, @kind, @date, @hour, @size, @rows, @checksum, @schema, @created_at, @source_version, @started_at_ms)`,
+      ),
+      pending: db.prepare<Params, { one: number }>('SELECT 1 AS one FROM export_publish_intents WHERE key = @key AND checksum = @checksum'),
+      dropIntent: db.prepare('DELETE FROM export_publish_intents WHERE key = ? AND checksum = ?'),
+      intents: db.prepare<[], Row & { started_at_ms: number }>(`SELECT ${INTENT_COLS} FROM export_publish_intents ORDER BY started_at_ms, key`),
     };
-    this.upsertTx = db.transaction((p: Record<string, string | number | null>) => {
+    this.upsertTx = db.transaction((p: Params) => {
       this.q.dropKey.run(p);
       this.q.upsert.run(p);
+    });
+    // One transaction: a reader sees the old row or the new one, never neither.
+    this.completeTx = db.transaction((p: Params, onlyIfPending: boolean): boolean => {
+      if (onlyIfPending && !this.q.pending.get(p)) return false;
+      this.q.dropKey.run(p);
+      this.q.upsert.run(p);
+      this.q.dropIntent.run(p.key, p.checksum);
+      return true;
     });
   }
 
   async upsert(s: Snapshot): Promise<void> {
-    if ((s.kind === 'hourly') !== (s.hour !== null)) throw new Error('an hourly snapshot has an hour, a daily one none');
-    this.upsertTx({
-      feed: s.feed, kind: s.kind, date: s.date, hour: s.hour ?? -1, period_start_ms: periodStartMs(s), key: s.key,
-      size: s.size, rows: s.rows, checksum: s.checksum, schema: JSON.stringify(s.schema), created_at: s.createdAt, source_version: s.sourceVersion ?? null,
-    });
+    this.upsertTx(paramsOf(s));
+  }
+
+  async beginPublish(s: Snapshot, startedAtMs: number): Promise<void> {
+    this.q.begin.run({ ...paramsOf(s), started_at_ms: startedAtMs });
+  }
+
+  async completePublish(s: Snapshot, opts: { onlyIfPending?: boolean } = {}): Promise<boolean> {
+    return this.completeTx.immediate(paramsOf(s), opts.onlyIfPending === true);
+  }
+
+  async abandonPublish(key: string, checksum: string): Promise<boolean> {
+    return this.q.dropIntent.run(key, checksum).changes > 0;
+  }
+
+  async publishIntents(): Promise<PublishIntent[]> {
+    return this.q.intents.all().map((r) => ({ snapshot: toSnapshot(r), startedAtMs: r.started_at_ms }));
   }
 
   async get(feed: FeedId, date: string, hour?: number | null): Promise<Snapshot | undefined> {
