@@ -40,6 +40,10 @@ import { ExportScheduler } from './modules/exports/export-scheduler.ts';
 import { ExportService } from './modules/exports/export-service.ts';
 import { snapshotId } from './modules/exports/snapshot-id.ts';
 import { ParquetWriter } from './modules/exports/parquet-writer.ts';
+import type { DamageReport, ExportJobDeps } from './modules/exports/export-job.ts';
+import { JobLane } from './modules/exports/job-lane.ts';
+import { manualJob, runManualJob } from './modules/exports/manual-jobs.ts';
+import { recoverPublishes, type RecoveryReport } from './modules/exports/publish-recovery.ts';
 import type { Services } from './services.ts';
 import { createOperationGuard } from './operation-guard.ts';
 import { createStores, type Stores } from './storage/index.ts';
@@ -117,6 +121,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       )
     ).flat();
 
+  const lane = new JobLane();
   const services: Services = {
     accounts: new AccountService(stores.accounts, stores.ledger, crypto, clock, { cacheMs: config.keyCacheMs }),
     admin: new AdminService(stores.accounts, stores.ledger, crypto, clock),
@@ -126,6 +131,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),
     streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer }),
     exports: new ExportService(stores.snapshots, stores.objects, new CursorCodec(stores.signingKeys), clock),
+    // An operator's job (umbra exports run-hourly|rollup, through the internal endpoint): in this
+    // process's lane, so it never overlaps a scheduled one; the writer is made on first use.
+    runExportJob: (request) => {
+      const job = manualJob(request, clock.now());
+      return lane.run(async () => {
+        const d = await exportDeps();
+        const settled = await recoverPublishes(d);
+        if (settled.completed.length + settled.abandoned.length > 0) onRecovered(settled);
+        return runManualJob(d, job);
+      });
+    },
     health: async () => {
       const problems = await stores.health();
       const snapshots = (await countSnapshots()).reduce((n, c) => n + c.count, 0);
@@ -217,11 +233,27 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   metrics.snapshotCounter = countSnapshots;
   let exportScheduler: ExportScheduler | undefined;
   let writer: ParquetWriter | undefined;
+  let jobDeps: ExportJobDeps | undefined;
+  const workDir = join(config.dataDir, 'export-work');
+  const onDamagedLines = (r: DamageReport) => {
+    metrics.exportSkippedLines.inc({ feed: r.feed }, r.skipped);
+    logger.warn(
+      { feed: r.feed, hour: new Date(r.hourStartMs).toISOString(), skipped: r.skipped, repaired: r.repaired },
+      'export left damaged feed log lines out of a snapshot (torn or not JSON); whole records in them were kept',
+    );
+  };
+  function onRecovered(r: RecoveryReport): void {
+    const ids = (list: typeof r.completed) => list.map((s) => `${s.feed} ${snapshotId(s.date, s.hour)}`);
+    metrics.exportRecovered.inc({ outcome: 'completed' }, r.completed.length);
+    metrics.exportRecovered.inc({ outcome: 'abandoned' }, r.abandoned.length);
+    logger.warn({ completed: ids(r.completed), abandoned: ids(r.abandoned) }, 'export publishes interrupted by a crash were settled: uploads that had finished are listed, the others were dropped (the previous files stay listed)');
+  }
+  async function exportDeps(): Promise<ExportJobDeps> {
+    writer ??= await ParquetWriter.create({ spoolDir: workDir });
+    return (jobDeps ??= { feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, writer, clock, workDir, onDamagedLines });
+  }
   if (deps.exportJobs) {
-    const workDir = join(config.dataDir, 'export-work');
-    writer = await ParquetWriter.create({ spoolDir: workDir });
-    const jobDeps = { feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, writer, clock, workDir };
-    exportScheduler = new ExportScheduler(jobDeps, FEED_LIST.map((f) => f.id), clock, undefined, {
+    exportScheduler = new ExportScheduler(await exportDeps(), FEED_LIST.map((f) => f.id), clock, undefined, {
       onDone: (job) => {
         metrics.exportJobs.inc({ kind: job.kind, outcome: 'done' });
         lastExportJobAt = Math.floor(clock.now() / 1000);
@@ -231,20 +263,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         metrics.exportJobs.inc({ kind: typeof job === 'string' ? job : job.kind, outcome: 'failed' });
         logger.error({ job, err: e.message }, 'export job failed; retried at the next wake');
       },
-      onDamagedLines: (r) => {
-        metrics.exportSkippedLines.inc({ feed: r.feed }, r.skipped);
-        logger.warn(
-          { feed: r.feed, hour: new Date(r.hourStartMs).toISOString(), skipped: r.skipped, repaired: r.repaired },
-          'export left damaged feed log lines out of a snapshot (torn or not JSON); whole records in them were kept',
-        );
-      },
-      onRecovered: (r) => {
-        const ids = (list: typeof r.completed) => list.map((s) => `${s.feed} ${snapshotId(s.date, s.hour)}`);
-        metrics.exportRecovered.inc({ outcome: 'completed' }, r.completed.length);
-        metrics.exportRecovered.inc({ outcome: 'abandoned' }, r.abandoned.length);
-        logger.warn({ completed: ids(r.completed), abandoned: ids(r.abandoned) }, 'export publishes interrupted by a crash were settled: uploads that had finished are listed, the others were dropped (the previous files stay listed)');
-      },
-    });
+      onDamagedLines,
+      onRecovered,
+    }, lane);
     exportScheduler.start();
   }
 

@@ -7,6 +7,8 @@ import type { IngestService } from './modules/feeds/ingest-service.ts';
 import type { StreamService } from './modules/feeds/stream-service.ts';
 import type { ExportService } from './modules/exports/export-service.ts';
 import type { DataStatus } from './modules/intel/data-status.ts';
+import type { ManualJobRequest } from './modules/exports/manual-jobs.ts';
+import type { Snapshot } from './modules/exports/snapshot-catalog.ts';
 
 export interface ExportsHealth {
   /** Snapshots that exist now, all feeds. */
@@ -21,7 +23,7 @@ export interface HealthReport {
   exports: ExportsHealth;
 }
 
-/** The domain services that transports (HTTP now, gRPC later) call. */
+/** The domain services that the transports (HTTP, gRPC) call. */
 export interface Services {
   accounts: AccountService;
   admin: AdminService;
@@ -31,6 +33,8 @@ export interface Services {
   ingest: IngestService;
   streams: StreamService;
   exports: ExportService;
+  /** Validates and runs an export job an operator asked for, one at a time with the scheduled ones. */
+  runExportJob(request: ManualJobRequest): Promise<Snapshot[]>;
   health(): Promise<HealthReport>;
   /** The data lookups answer from now: versions and counts (operators only). */
   dataStatus(): Promise<DataStatus>;

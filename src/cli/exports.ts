@@ -3,19 +3,18 @@ import type { Command } from 'commander';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { systemClock } from '../lib/clock.ts';
-import { runRollup } from '../modules/exports/daily-rollup-job.ts';
 import type { ExportJobDeps } from '../modules/exports/export-job.ts';
-import { runHourly } from '../modules/exports/hourly-snapshot-job.ts';
 import { ParquetWriter } from '../modules/exports/parquet-writer.ts';
 import { recoverPublishes } from '../modules/exports/publish-recovery.ts';
-import { parseSnapshotRef, snapshotId } from '../modules/exports/snapshot-id.ts';
+import { snapshotId } from '../modules/exports/snapshot-id.ts';
 import type { Snapshot } from '../modules/exports/snapshot-catalog.ts';
 import { FEED_IDS, FEED_LIST, findFeed, type FeedDef } from '../modules/feeds/feed-catalog.ts';
-import { HOUR_MS, hourOf } from '../modules/feeds/feed-log.ts';
-import { createStores } from '../storage/index.ts';
-import { action } from './context.ts';
-import { signingKeys } from './local-secrets.ts';
-import { wholeArg, type Output } from './output.ts';
+import { manualJob, runManualJob, type ManualJobRequest } from '../modules/exports/manual-jobs.ts';
+import { EXPORT_JOBS_PATH } from '../http/routes/export-jobs.ts';
+import { action, cliStores } from './context.ts';
+import { operatorToken, signingKeys } from './local-secrets.ts';
+import { dataDirState, describeOwner, withDataDir } from './local-server.ts';
+import { UsageError, wholeArg, type Output } from './output.ts';
 import { createProgress } from './progress.ts';
 
 function feedsOf(name: string | undefined): FeedDef[] {
@@ -26,11 +25,11 @@ function feedsOf(name: string | undefined): FeedDef[] {
 }
 
 /**
- * The export jobs on this data dir's stores (they work while the server runs: writes are atomic),
- * after settling publishes a crash interrupted, so a job starts from a catalog that matches the store.
+ * The export jobs on this data dir's stores (the caller holds the data dir), after settling publishes
+ * a crash interrupted, so a job starts from a catalog that matches the store.
  */
 async function withJobs<T>(config: Config, out: Output, use: (deps: ExportJobDeps) => Promise<T>): Promise<T> {
-  const stores = createStores({ ...config, signingKeys: signingKeys(config) });
+  const stores = cliStores({ ...config, signingKeys: signingKeys(config) });
   const writer = await ParquetWriter.create({ spoolDir: join(config.dataDir, 'export-work') });
   try {
     const deps: ExportJobDeps = {
@@ -47,19 +46,48 @@ async function withJobs<T>(config: Config, out: Output, use: (deps: ExportJobDep
   }
 }
 
-async function runAll(out: Output, feeds: FeedDef[], label: string, job: (f: FeedDef) => Promise<Snapshot>): Promise<Snapshot[]> {
-  const progress = createProgress(true);
-  const done: Snapshot[] = [];
-  try {
-    for (const f of feeds) {
-      done.push(await job(f));
-      progress.update({ phase: label, done: done.length, total: feeds.length });
+/**
+ * Runs an operator's job: through the server that holds the data dir when one runs (it owns the
+ * exports and runs jobs one at a time), else here, holding the data dir while the job writes.
+ */
+async function runJob(out: Output, config: Config, request: ManualJobRequest): Promise<void> {
+  const job = manualJob(request, Date.now());
+  const label = job.kind === 'hourly' ? 'hourly snapshots' : `rollup ${job.date}`;
+  const state = dataDirState(config);
+  if (state.kind === 'busy') throw new UsageError(`the data dir ${config.dataDir} is in use by ${describeOwner(state.owner)}; nothing was written (try again once it has finished)`);
+  let done: Snapshot[];
+  if (state.kind === 'server') {
+    out.info(`asking the server at ${state.url} to run it (it owns this data dir)`);
+    done = await remoteJob(state.url, config, request);
+  } else {
+    const progress = createProgress(true);
+    try {
+      done = await withDataDir(config, `exports ${job.kind}`, () =>
+        withJobs(config, out, (deps) => runManualJob(deps, job, (_s, n, total) => progress.update({ phase: label, done: n, total }))),
+      );
+    } finally {
+      progress.stop();
     }
-  } finally {
-    progress.stop();
   }
-  out.result(done, () => done.map((s) => `${s.feed} ${snapshotId(s.date, s.hour)}: ${s.rows} rows, ${s.size} bytes, sha256 ${s.checksum}`).join('\n'));
-  return done;
+  out.result(done, () => done.map((s) => `${s.feed} ${'id' in s ? s.id : snapshotId(s.date, s.hour)}: ${s.rows} rows, ${s.size} bytes, sha256 ${s.checksum}`).join('\n'));
+}
+
+/** The internal endpoint's answer: the snapshots the server wrote. */
+type RemoteSnapshot = Pick<Snapshot, 'feed' | 'kind' | 'rows' | 'size' | 'checksum'> & { id: string };
+
+async function remoteJob(base: string, config: Config, request: ManualJobRequest): Promise<Snapshot[]> {
+  const token = operatorToken(config, false);
+  if (!token) throw new UsageError(`no operator token: set UMBRA_OPERATOR_TOKEN or run on the server's data dir (${config.operatorTokenFile})`);
+  const body = { ...request, ...(request.hour === undefined ? {} : { hour: Number(request.hour) }) };
+  const res = await fetch(`${base}${EXPORT_JOBS_PATH}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const answer = (await res.json()) as { snapshots?: RemoteSnapshot[]; detail?: string; errors?: Record<string, string[]> };
+  if (res.status === 400 && answer.errors) throw AppError.validation(answer.errors);
+  if (res.status !== 200 || !answer.snapshots) throw new UsageError(`the server answered ${res.status}: ${answer.detail ?? ''}`);
+  return answer.snapshots as unknown as Snapshot[];
 }
 
 /** `umbra exports run-hourly|rollup|list`: run and watch the snapshot jobs by hand. */
@@ -71,32 +99,13 @@ export function registerExports(program: Command): void {
     .option('--feed <feed>', 'only this feed')
     .option('--date <date>', 'UTC date YYYY-MM-DD (with --hour)')
     .option('--hour <hour>', 'UTC hour 0..23')
-    .action(
-      action(async (out, configOf, o: { feed?: string; date?: string; hour?: string }) => {
-        const feeds = feedsOf(o.feed);
-        if ((o.date === undefined) !== (o.hour === undefined)) throw AppError.field('hour', '--date and --hour go together');
-        let hourMs = hourOf(Date.now()) - HOUR_MS;
-        if (o.date !== undefined) {
-          const ref = parseSnapshotRef(o.date, o.hour);
-          if (ref.date === 'latest') throw AppError.field('date', 'must be a UTC date YYYY-MM-DD');
-          hourMs = Date.parse(`${ref.date}T00:00:00Z`) + ref.hour! * HOUR_MS;
-        }
-        if (hourMs + HOUR_MS > Date.now()) throw AppError.field('hour', 'must be a complete hour (in the past)');
-        await withJobs(configOf(), out, (deps) => runAll(out, feeds, 'hourly snapshots', (f) => runHourly(deps, f.id, hourMs)));
-      }),
-    );
+    .action(action(async (out, configOf, o: { feed?: string; date?: string; hour?: string }) => runJob(out, configOf(), { job: 'hourly', ...o })));
   exportsCmd
     .command('rollup')
     .description("roll a UTC date's hours into its daily snapshot, then delete the hourly ones")
     .requiredOption('--date <date>', 'UTC date YYYY-MM-DD (a past date)')
     .option('--feed <feed>', 'only this feed')
-    .action(
-      action(async (out, configOf, o: { date: string; feed?: string }) => {
-        const ref = parseSnapshotRef(o.date);
-        if (ref.date === 'latest' || Date.parse(`${ref.date}T00:00:00Z`) + 86_400_000 > Date.now()) throw AppError.field('date', 'must be a complete past UTC date YYYY-MM-DD');
-        await withJobs(configOf(), out, (deps) => runAll(out, feedsOf(o.feed), `rollup ${ref.date}`, (f) => runRollup(deps, f.id, ref.date)));
-      }),
-    );
+    .action(action(async (out, configOf, o: { date: string; feed?: string }) => runJob(out, configOf(), { job: 'rollup', ...o })));
   exportsCmd
     .command('list')
     .description('the snapshots of a feed, newest first')
@@ -107,7 +116,7 @@ export function registerExports(program: Command): void {
         const [feed] = feedsOf(name);
         const limit = wholeArg('limit', o.limit, 1) ?? 100;
         const config = configOf();
-        const stores = createStores({ ...config, signingKeys: signingKeys(config) });
+        const stores = cliStores({ ...config, signingKeys: signingKeys(config) });
         try {
           const { items } = await stores.snapshots.list(feed!.id, { limit });
           out.result(items, () => (items.length ? items.map((s) => `${snapshotId(s.date, s.hour).padEnd(14)} ${s.kind.padEnd(7)} ${String(s.rows).padStart(9)} rows ${String(s.size).padStart(11)} B  ${s.checksum}`).join('\n') : 'no snapshots'));

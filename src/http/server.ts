@@ -19,6 +19,7 @@ import { lookupIps } from './routes/lookup-ips.ts';
 import { feedStream } from './routes/feed-stream.ts';
 import { registerIngest } from './routes/ingest.ts';
 import { registerDataStatus } from './routes/data-status.ts';
+import { registerExportJobs } from './routes/export-jobs.ts';
 import { feedExports } from './routes/feed-exports.ts';
 import { registerDownloads } from './routes/downloads.ts';
 import type { ObjectStore } from '../modules/exports/object-store.ts';
@@ -192,6 +193,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   app.get('/health', { config: { operation: routes[0]!.operation }, schema: { hide: true } as never }, routes[0]!.handler);
   await registerIngest(app as unknown as FastifyInstance, services, deps.operatorToken);
   registerDataStatus(app as unknown as FastifyInstance, services, deps.operatorToken);
+  registerExportJobs(app as unknown as FastifyInstance, services, deps.operatorToken);
   registerDownloads(app as unknown as FastifyInstance, deps.objects);
 
   app.addHook('onReady', function compileFastPath(done) {

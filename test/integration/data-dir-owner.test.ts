@@ -58,6 +58,20 @@ describe('One server per data dir', () => {
     assert.equal(status.code, 0, status.stderr);
     assert.equal(status.json.server.url, first.origin);
 
+    // Export jobs run in the server that owns the data dir, never in a second process beside it.
+    const hourAgo = Date.now() - 3_600_000;
+    const late = join(dataDir, 'late.ndjson');
+    writeFileSync(late, `${JSON.stringify({ ...sampleRecords(hourAgo).proxies, provider: 'OWNER_HOURLY' })}\n`);
+    assert.equal(umbraCli(dataDir, ['ingest', 'proxies', late]).code, 0);
+    const iso = new Date(hourAgo).toISOString();
+    const job = umbraCli(dataDir, ['exports', 'run-hourly', '--feed', 'proxies', '--date', iso.slice(0, 10), '--hour', iso.slice(11, 13)]);
+    assert.equal(job.code, 0, job.stderr);
+    assert.match(job.stderr, new RegExp(`asking the server at ${first.origin}`));
+    assert.deepEqual(job.json.map((x: { feed: string; id: string; rows: number }) => [x.feed, x.id, x.rows]), [['proxies', `${iso.slice(0, 10)}/${Number(iso.slice(11, 13))}`, 1]]);
+    const bad = umbraCli(dataDir, ['exports', 'run-hourly', '--feed', 'proxies', '--date', iso.slice(0, 10), '--hour', '24']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /hour/);
+
     // kill -9: the kernel frees the data dir; the next server starts at once.
     first.proc.kill('SIGKILL');
     await first.exited;

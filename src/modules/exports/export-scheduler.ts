@@ -4,6 +4,7 @@ import { HOUR_MS, hourOf } from '../feeds/feed-log.ts';
 import { runRollup } from './daily-rollup-job.ts';
 import { sweepWorkDir, type DamageReport, type ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
+import { JobLane } from './job-lane.ts';
 import { recoverPublishes, type RecoveryReport } from './publish-recovery.ts';
 import { DAY_MS, dayStartMs, utcDate } from './snapshot-keys.ts';
 
@@ -99,6 +100,8 @@ export class ExportScheduler {
     private readonly clock: Clock = deps.clock,
     private readonly opts: ScheduleOptions = DEFAULT_SCHEDULE,
     private readonly hooks: SchedulerHooks = {},
+    /** Shared with jobs an operator runs by hand in this process, so no two jobs overlap. */
+    readonly lane: JobLane = new JobLane(),
   ) {}
 
   start(): void {
@@ -134,8 +137,7 @@ export class ExportScheduler {
       // stop() lets the running job finish, not the rest of the batch.
       if (this.stopping) break;
       try {
-        if (job.kind === 'hourly') await runHourly(deps, job.feed, job.hourStartMs);
-        else await runRollup(deps, job.feed, job.date);
+        await this.lane.run(() => (job.kind === 'hourly' ? runHourly(deps, job.feed, job.hourStartMs) : runRollup(deps, job.feed, job.date)));
         this.hooks.onDone?.(job);
       } catch (e) {
         this.hooks.onError?.(job, e as Error);

@@ -186,15 +186,15 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
             else t.set(name, value);
             return store.verify(t);
           };
-          assert.deepEqual(tamper('key', 'anonymizers/2026/11/22/anonymizers.parquet'), { ok: false, reason: 'BAD_SIGNATURE' });
+          assert.deepEqual(tamper('object', 'anonymizers/2026/11/22/anonymizers.parquet'), { ok: false, reason: 'BAD_SIGNATURE' });
           assert.deepEqual(tamper('sha256', sha(Buffer.from('other bytes'))), { ok: false, reason: 'BAD_SIGNATURE' });
           assert.deepEqual(tamper('expires', String(Number(q.get('expires')) + 3600)), { ok: false, reason: 'BAD_SIGNATURE' });
           const sig = q.get('sig')!;
           assert.deepEqual(tamper('sig', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1)), { ok: false, reason: 'BAD_SIGNATURE' });
           assert.deepEqual(tamper('sig', sig.slice(1)), { ok: false, reason: 'BAD_SIGNATURE' });
-          for (const name of ['key', 'sha256', 'expires', 'kid', 'sig']) assert.deepEqual(tamper(name, undefined), { ok: false, reason: 'MALFORMED' }, `without ${name}`);
+          for (const name of ['object', 'sha256', 'expires', 'kid', 'sig']) assert.deepEqual(tamper(name, undefined), { ok: false, reason: 'MALFORMED' }, `without ${name}`);
           assert.deepEqual(tamper('sha256', sha256.toUpperCase()), { ok: false, reason: 'MALFORMED' });
-          assert.deepEqual(tamper('key', '../secrets'), { ok: false, reason: 'MALFORMED' });
+          assert.deepEqual(tamper('object', '../secrets'), { ok: false, reason: 'MALFORMED' });
           assert.deepEqual(store.verify({ key }), { ok: false, reason: 'MALFORMED' });
           await assert.rejects(store.presign({ key, sha256: 'not-a-checksum' }, DAY_S));
         });

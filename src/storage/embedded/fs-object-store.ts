@@ -196,13 +196,14 @@ export class FsObjectStore implements ObjectStore {
     if (!SHA256_RE.test(sha256)) throw new Error(`not a lower-case hex SHA-256: ${JSON.stringify(sha256)}`);
     const current = this.opts.secrets[0]!;
     const expires = Math.floor(this.opts.clock.now() / 1000) + ttlSeconds;
-    const q = new URLSearchParams({ key, sha256, expires: String(expires), kid: current.id, sig: sign(current.secret, current.id, key, sha256, expires) });
+    // `object`, not `key`: access logs redact members named like a key, and the object's path is no secret.
+    const q = new URLSearchParams({ object: key, sha256, expires: String(expires), kid: current.id, sig: sign(current.secret, current.id, key, sha256, expires) });
     return `${this.downloadPath}?${q.toString()}`;
   }
 
   verify(query: URLSearchParams | Record<string, string | undefined>): VerifyResult {
     const get = (n: string): string | undefined => (query instanceof URLSearchParams ? (query.get(n) ?? undefined) : query[n]);
-    const key = get('key');
+    const key = get('object');
     const sha256 = get('sha256');
     const exp = get('expires');
     const kid = get('kid');

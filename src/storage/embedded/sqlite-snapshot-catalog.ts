@@ -1,7 +1,8 @@
 import type { FeedId } from '../../modules/feeds/feed-catalog.ts';
 import type { PublishIntent, RollupState, Snapshot, SnapshotCatalog, SnapshotCursor, SnapshotKind } from '../../modules/exports/snapshot-catalog.ts';
 import { periodStartMs } from '../../modules/exports/snapshot-catalog.ts';
-import type { SqliteDb } from './sqlite-db.ts';
+import { sqliteGate, type SqliteDb } from './sqlite-db.ts';
+import type { SqliteGate } from './sqlite-gate.ts';
 
 interface Row {
   feed: string; kind: string; date: string; hour: number; period_start_ms: number; key: string;
@@ -33,8 +34,11 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
   private readonly q;
   private readonly upsertTx;
   private readonly completeTx;
+  /** Every statement goes through the gate: a lock held elsewhere is waited for on timers, never on the loop. */
+  private readonly gate: SqliteGate;
 
   constructor(db: SqliteDb) {
+    this.gate = sqliteGate(db);
     this.q = {
       dropKey: db.prepare('DELETE FROM export_snapshots WHERE key = @key AND NOT (feed = @feed AND kind = @kind AND date = @date AND hour = @hour)'),
       upsert: db.prepare(
@@ -79,64 +83,65 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
   }
 
   async upsert(s: Snapshot): Promise<void> {
-    this.upsertTx(paramsOf(s));
+    await this.gate.run(() => this.upsertTx.immediate(paramsOf(s)));
   }
 
   async beginPublish(s: Snapshot, startedAtMs: number): Promise<void> {
-    this.q.begin.run({ ...paramsOf(s), started_at_ms: startedAtMs });
+    await this.gate.run(() => this.q.begin.run({ ...paramsOf(s), started_at_ms: startedAtMs }));
   }
 
   async completePublish(s: Snapshot, opts: { onlyIfPending?: boolean } = {}): Promise<boolean> {
-    return this.completeTx.immediate(paramsOf(s), opts.onlyIfPending === true);
+    return this.gate.run(() => this.completeTx.immediate(paramsOf(s), opts.onlyIfPending === true));
   }
 
   async abandonPublish(key: string, checksum: string): Promise<boolean> {
-    return this.q.dropIntent.run(key, checksum).changes > 0;
+    return (await this.gate.run(() => this.q.dropIntent.run(key, checksum))).changes > 0;
   }
 
   async publishIntents(): Promise<PublishIntent[]> {
-    return this.q.intents.all().map((r) => ({ snapshot: toSnapshot(r), startedAtMs: r.started_at_ms }));
+    return (await this.gate.run(() => this.q.intents.all())).map((r) => ({ snapshot: toSnapshot(r), startedAtMs: r.started_at_ms }));
   }
 
   async get(feed: FeedId, date: string, hour?: number | null): Promise<Snapshot | undefined> {
-    const r = hour === undefined || hour === null ? this.q.get.get(feed, 'daily', date, -1) : this.q.get.get(feed, 'hourly', date, hour);
+    const r = await this.gate.run(() => (hour === undefined || hour === null ? this.q.get.get(feed, 'daily', date, -1) : this.q.get.get(feed, 'hourly', date, hour)));
     return r && toSnapshot(r);
   }
 
   async list(feed: FeedId, opts: { limit: number; before?: SnapshotCursor }): Promise<{ items: Snapshot[]; next?: SnapshotCursor }> {
     const limit = Math.max(1, Math.floor(opts.limit));
     // One extra row tells whether another page exists.
-    const rows = opts.before
-      ? this.q.after.all({ feed, p: opts.before.periodStartMs, kind: opts.before.kind, limit: limit + 1 })
-      : this.q.first.all(feed, limit + 1);
+    const before = opts.before;
+    const rows = await this.gate.run(() =>
+      before ? this.q.after.all({ feed, p: before.periodStartMs, kind: before.kind, limit: limit + 1 }) : this.q.first.all(feed, limit + 1),
+    );
     const items = rows.slice(0, limit).map(toSnapshot);
     const last = items[items.length - 1];
     return rows.length > limit && last ? { items, next: { periodStartMs: periodStartMs(last), kind: last.kind } } : { items };
   }
 
   async latestHourly(feed: FeedId): Promise<Snapshot | undefined> {
-    const r = this.q.latest.get(feed);
+    const r = await this.gate.run(() => this.q.latest.get(feed));
     return r && toSnapshot(r);
   }
 
   async hourlyOf(feed: FeedId, date: string): Promise<Snapshot[]> {
-    return this.q.hourlyOf.all(feed, date).map(toSnapshot);
+    return (await this.gate.run(() => this.q.hourlyOf.all(feed, date))).map(toSnapshot);
   }
 
   async forgetKey(key: string): Promise<number> {
-    return this.q.forgetKey.run(key).changes;
+    return (await this.gate.run(() => this.q.forgetKey.run(key))).changes;
   }
 
   async deleteHourly(feed: FeedId, date: string): Promise<number> {
-    return this.q.deleteHourly.run(feed, date).changes;
+    return (await this.gate.run(() => this.q.deleteHourly.run(feed, date))).changes;
   }
 
   async setRollupState(feed: FeedId, date: string, state: RollupState, atSec: number): Promise<void> {
-    this.q.setRollup.run(feed, date, state, atSec);
+    await this.gate.run(() => this.q.setRollup.run(feed, date, state, atSec));
   }
 
   async rollupState(feed: FeedId, date: string): Promise<{ state: RollupState; updatedAt: number } | undefined> {
-    const r = this.q.rollup.get(feed, date);
+    const r = await this.gate.run(() => this.q.rollup.get(feed, date));
     return r && { state: r.state as RollupState, updatedAt: r.updated_at };
   }
 }

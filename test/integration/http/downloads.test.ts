@@ -104,13 +104,13 @@ describe('presigned export downloads', () => {
 
     await refused(app, withParam(url, 'sha256', undefined), 403, 'checksum removed');
     await refused(app, withParam(url, 'sha256', other.checksum), 403, "checksum changed to another snapshot's");
-    await refused(app, withParam(url, 'key', 'anonymizers/latest/04_anonymizers.parquet'), 403, 'key changed');
+    await refused(app, withParam(url, 'object', 'anonymizers/latest/04_anonymizers.parquet'), 403, 'key changed');
     const q = new URL(url, 'http://x').searchParams;
     await refused(app, withParam(url, 'expires', String(Number(q.get('expires')) + 60)), 403, 'expiry changed');
     await refused(app, withParam(url, 'kid', 'k9'), 403, 'key id changed');
     const sig = q.get('sig')!;
     await refused(app, withParam(url, 'sig', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1)), 403, 'signature changed');
-    for (const name of ['key', 'expires', 'kid', 'sig']) await refused(app, withParam(url, name, undefined), 403, `${name} removed`);
+    for (const name of ['object', 'expires', 'kid', 'sig']) await refused(app, withParam(url, name, undefined), 403, `${name} removed`);
   });
 
   it('should refuse a URL issued before its key was replaced (404), with its checksum removed too (403), and serve the new URL', async (t) => {
