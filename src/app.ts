@@ -231,6 +231,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   }
 
   metrics.snapshotCounter = countSnapshots;
+  metrics.storeVitals = () => stores.vitals();
   let exportScheduler: ExportScheduler | undefined;
   let writer: ParquetWriter | undefined;
   let jobDeps: ExportJobDeps | undefined;

@@ -77,6 +77,14 @@ class SeriesHistogram {
 }
 
 /** Prometheus metrics of one server instance (a registry per app, so tests can build many). */
+/** Figures a storage backend reports about itself; absent where the backend has no such thing. */
+export interface StoreVitals {
+  diskFreeBytes?: number;
+  diskReserveBytes?: number;
+  unsentCredits?: number;
+  databaseUnavailable?: number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   /** operation → status → series; no key string is built per request. */
@@ -172,10 +180,21 @@ export class Metrics {
   readonly grpcConnections: Gauge = new Gauge({ name: 'umbra_grpc_connections', help: 'gRPC connections open', registers: [this.registry], collect: (): void => this.grpcConnections.set(this.connectionsOpen.grpc?.() ?? 0) });
   readonly grpcConnectionsLimit = new Gauge({ name: 'umbra_grpc_connections_limit', help: 'gRPC connections served at once (UMBRA_GRPC_MAX_CONNECTIONS)', registers: [this.registry] });
   readonly grpcConnectionsRefused = new Counter({ name: 'umbra_grpc_connections_refused_total', help: 'gRPC connections closed at once at the connection limit', registers: [this.registry] });
+  /** Set by the app: what the stores report about their own health (read at scrape time). */
+  storeVitals: (() => StoreVitals) | undefined;
+  readonly diskFree: Gauge = new Gauge({ name: 'umbra_disk_free_bytes', help: "Free bytes on the data dir's file system (as last read, less what was written since)", registers: [this.registry], collect: (): void => this.setVital(this.diskFree, 'diskFreeBytes') });
+  readonly diskReserve: Gauge = new Gauge({ name: 'umbra_disk_reserve_bytes', help: 'Free bytes kept on the data dir file system: ingestion is refused (507) below it (UMBRA_DISK_RESERVE_MB)', registers: [this.registry], collect: (): void => this.setVital(this.diskReserve, 'diskReserveBytes') });
+  readonly creditsUnsent: Gauge = new Gauge({ name: 'umbra_credits_unsent', help: 'Credits charged in memory and not yet written to the database (normally near 0; grows while writes fail)', registers: [this.registry], collect: (): void => this.setVital(this.creditsUnsent, 'unsentCredits') });
+  readonly databaseUnavailable: Gauge = new Gauge({ name: 'umbra_database_unavailable', help: '1 while statements on the database keep failing past their deadline (its lock held by another process), else 0', registers: [this.registry], collect: (): void => this.setVital(this.databaseUnavailable, 'databaseUnavailable') });
   readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
 
   /** Credits charged per operation, not yet handed to creditsCharged (done at scrape time). */
   private readonly charged = new Map<string, { uncounted: number; counter: { inc(n: number): void } }>();
+
+  private setVital(g: Gauge, name: keyof StoreVitals): void {
+    const v = this.storeVitals?.()[name];
+    if (v !== undefined) g.set(v);
+  }
 
   /** Counts one request and its latency: a Map lookup and arithmetic, labels are bound once per pair. */
   observe(operation: string, status: number, seconds: number): void {

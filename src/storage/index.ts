@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import type { StoreVitals } from '../http/metrics.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { BufferedCreditLedger } from '../modules/credits/buffered-credit-ledger.ts';
 import type { AccountStore } from '../modules/accounts/account-store.ts';
@@ -43,6 +44,8 @@ export interface Stores {
   health(): Promise<string[]>;
   /** The data dir's disk, where the backend has one (embedded). */
   disk?: DiskSpace;
+  /** Figures for /metrics: free space, credits not yet written, whether the database answers. */
+  vitals(): StoreVitals;
   close(): Promise<void>;
 }
 
@@ -114,6 +117,10 @@ export function createStores(
         ledger,
         limiter: new MemoryRateLimiter(),
         disk,
+        vitals: () => {
+          const d = disk.snapshot();
+          return { diskFreeBytes: d.free_bytes, diskReserveBytes: d.reserve_bytes, unsentCredits: ledger.unsentCredits, databaseUnavailable: gate.problems().length > 0 ? 1 : 0 };
+        },
         health: async () => {
           const problems = [...(await bus.health()), ...disk.problems(), ...gate.problems(), ...ledger.problems()];
           try {
