@@ -45,6 +45,12 @@ const ConfigSchema = z.object({
   UMBRA_EXPORT_JOBS: z.enum(['on', 'off']).default('on'),
   /** Simulator speed in demo mode: 1 = a record per feed at least every 5 s; 0 turns it off. */
   UMBRA_SIMULATOR_RATE: z.coerce.number().min(0).max(10_000).default(1),
+  /**
+   * MiB the intelligence index may hold for feed observations (docs/intelligence.md#memory-budget):
+   * 256 MiB keeps about 6 million single-sighting addresses, more than the Map-based index held in
+   * Node's whole default 4 GiB heap; the least informative are evicted beyond it.
+   */
+  UMBRA_INTEL_MEMORY_MB: z.coerce.number().int().min(4).max(65_536).default(256),
 });
 
 export interface Config {
@@ -69,6 +75,8 @@ export interface Config {
   simulatorRate: number;
   signingKeys: Array<{ id: string; secret: string }> | undefined;
   exportJobs: boolean;
+  /** Bytes the intelligence index may hold for feed observations (UMBRA_INTEL_MEMORY_MB). */
+  intelMemoryBytes: number;
   /** Derived: the SQLite file and the IP dataset file under dataDir. */
   sqliteFile: string;
   datasetFile: string;
@@ -119,6 +127,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
       return { id: pair.slice(0, i), secret: pair.slice(i + 1) };
     }),
     exportJobs: c.UMBRA_EXPORT_JOBS === 'on',
+    intelMemoryBytes: c.UMBRA_INTEL_MEMORY_MB * 2 ** 20,
     sqliteFile: resolve(dataDir, 'umbra.db'),
     datasetFile: resolve(dataDir, 'ip-dataset.bin'),
     feedLogDir: resolve(dataDir, 'feeds'),
