@@ -4,7 +4,9 @@
  * - entries (one per address): `key` (the IPv4 address, or the slot holding an IPv6 address's four
  *   words), `head` (first observation slot; the next free entry while free), `kind` (0 free, 4, 6);
  * - an open-addressing hash table of entry ids (linear probing, load at most 3/4, backward-shift
- *   deletion, so no tombstones), hashed with a per-process seed so chosen addresses cannot collide;
+ *   deletion, so no tombstones), hashed with a per-process seed so chosen addresses cannot collide,
+ *   with a byte of each slot's hash beside it (`fp`, 0 when empty): a lookup of an unknown address
+ *   reads that byte array and touches an entry only when the byte matches (1 in 255);
  * - slots of SLOT_WORDS 32-bit words for observations (and IPv6 keys), chained per address, with a
  *   free list through word 0.
  *
@@ -39,6 +41,8 @@ export const KIND_KEY = ~(15 << 3);
 /** key + head (4 bytes each) + kind (1 byte). */
 export const ENTRY_BYTES = 9;
 const SLOT_BYTES = 4 * SLOT_WORDS;
+/** Entry id + hash byte per table slot. */
+const TABLE_BYTES = 5;
 /** A growth smaller than this is refused: evicting is cheaper than copying the arrays for a few more. */
 const MIN_GROW = 256;
 
@@ -57,6 +61,9 @@ function fmix32(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** The hash byte kept beside a table slot: the top 8 bits (the slot index uses the low ones), never 0. */
+const fpOf = (h: number) => h >>> 24 || 1;
+
 /** The table size for n entries at a load of at most 3/4. */
 function tableFor(n: number): number {
   let size = 1024;
@@ -70,6 +77,7 @@ export class AddressArena {
   kind: Uint8Array;
   slots: Uint32Array;
   private table: Uint32Array;
+  private fp: Uint8Array;
   private mask: number;
   /** Entries in use. */
   live = 0;
@@ -91,13 +99,14 @@ export class AddressArena {
     this.head = new Uint32Array(1024);
     this.kind = new Uint8Array(1024);
     this.table = new Uint32Array(tableFor(1024));
+    this.fp = new Uint8Array(this.table.length);
     this.mask = this.table.length - 1;
     this.slots = new Uint32Array(4096 * SLOT_WORDS);
   }
 
   /** Bytes of the arrays (what the process holds for them, used or not). */
   get arrayBytes(): number {
-    return this.key.length * ENTRY_BYTES + this.table.length * 4 + this.slots.length * 4;
+    return this.key.length * ENTRY_BYTES + this.table.length * TABLE_BYTES + this.slots.length * 4;
   }
 
   get entriesFree(): number {
@@ -125,23 +134,31 @@ export class AddressArena {
 
   /** The entry of an IPv4 address, or 0. Allocates nothing. */
   find4(v: number): number {
-    const table = this.table;
+    const fp = this.fp;
     const mask = this.mask;
-    for (let i = this.hash4(v) & mask; ; i = (i + 1) & mask) {
-      const e = table[i]!;
-      if (e === 0) return 0;
+    const h = this.hash4(v);
+    const want = fpOf(h);
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const f = fp[i]!;
+      if (f === 0) return 0;
+      if (f !== want) continue;
+      const e = this.table[i]!;
       if (this.key[e] === v && this.kind[e] === 4) return e;
     }
   }
 
   /** The entry of an IPv6 address (four words, most significant first), or 0. Allocates nothing. */
   find6(w: Uint32Array): number {
-    const table = this.table;
+    const fp = this.fp;
     const mask = this.mask;
     const slots = this.slots;
-    for (let i = this.hash6(w, 0) & mask; ; i = (i + 1) & mask) {
-      const e = table[i]!;
-      if (e === 0) return 0;
+    const h = this.hash6(w, 0);
+    const want = fpOf(h);
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const f = fp[i]!;
+      if (f === 0) return 0;
+      if (f !== want) continue;
+      const e = this.table[i]!;
       if (this.kind[e] !== 6) continue;
       const k = this.key[e]! * SLOT_WORDS;
       if (slots[k] === w[0] && slots[k + 1] === w[1] && slots[k + 2] === w[2] && slots[k + 3] === w[3]) return e;
@@ -178,10 +195,12 @@ export class AddressArena {
       const f = table[j]!;
       if (((j - (this.home(f) & mask)) & mask) >= ((j - i) & mask)) {
         table[i] = f;
+        this.fp[i] = this.fp[j]!;
         i = j;
       }
     }
     table[i] = 0;
+    this.fp[i] = 0;
     if (this.kind[e] === 6) this.freeSlotAt(this.key[e]!);
     this.kind[e] = 0;
     this.head[e] = this.freeEntry;
@@ -222,6 +241,7 @@ export class AddressArena {
     let i = h & mask;
     while (this.table[i] !== 0) i = (i + 1) & mask;
     this.table[i] = e;
+    this.fp[i] = fpOf(h);
   }
 
   private room(): number {
@@ -234,7 +254,7 @@ export class AddressArena {
     const room = this.room();
     let next = grown(cap);
     let table = tableFor(next);
-    if ((next - cap) * ENTRY_BYTES + (table - this.table.length) * 4 > room) {
+    if ((next - cap) * ENTRY_BYTES + (table - this.table.length) * TABLE_BYTES > room) {
       // As many as fit without a bigger table.
       table = this.table.length;
       next = Math.min(next, Math.floor((table * 3) / 4), cap + Math.floor(Math.max(0, room) / ENTRY_BYTES));
@@ -251,6 +271,7 @@ export class AddressArena {
     this.kind = kind;
     if (table !== this.table.length) {
       this.table = new Uint32Array(table);
+      this.fp = new Uint8Array(table);
       this.mask = table - 1;
       for (let e = 1; e < this.entryTop; e++) if (this.kind[e] !== 0) this.put(e, this.home(e));
     }
