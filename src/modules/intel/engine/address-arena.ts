@@ -90,9 +90,8 @@ export class AddressArena {
   private freeSlots = 0;
 
   constructor(
-    /** Bytes the arrays may take, with whatever `extraBytes()` says is held besides. */
+    /** Bytes the arrays may take. */
     private readonly limit: number,
-    private readonly extraBytes: () => number,
     private readonly seed: number,
   ) {
     this.key = new Uint32Array(1024);
@@ -245,7 +244,7 @@ export class AddressArena {
   }
 
   private room(): number {
-    return this.limit - this.arrayBytes - this.extraBytes();
+    return this.limit - this.arrayBytes;
   }
 
   /** Doubles the entries (and the table when its load would pass 3/4), or takes what the budget leaves. */

@@ -141,6 +141,39 @@ describe(AddressStore.name, () => {
     assert.ok(s.pool.size >= s.addresses);
   });
 
+  it('should take in a new provider name when the arrays are full, and evict only holders of unique text when strings overflow', () => {
+    const budget = 2 * 2 ** 20;
+    let full = false;
+    const s = store(budget, () => (full = true));
+    // Arrays filled with addresses that share one provider name.
+    let i = 0;
+    for (; !full; i++) {
+      const e = s.entry(v4(i), S0);
+      s.bump(e, PROVIDER, 'BRIGHTDATA|RESIDENTIAL_PROXY', 'proxies', S0 - 60);
+    }
+    const held = s.addresses;
+    const before = s.evictions;
+    const e = s.entry(ip('198.51.100.1'), S0);
+    s.bump(e, PROVIDER, 'IPROYAL|MOBILE_PROXY', 'proxies', S0);
+    s.settle(S0);
+    assert.deepEqual(s.observations(s.find(ip('198.51.100.1'))).map((o) => o.key), ['IPROYAL|MOBILE_PROXY']);
+    assert.ok(s.evictions - before <= 256, `${s.evictions - before} evicted for one address`);
+    // Strong evidence carrying feed-chosen text (a User-Agent version per address), far more than the
+    // strings' share: those addresses make room for each other; the others stay.
+    const peers = s.addresses;
+    for (let k = 0; k < 2_000; k++) {
+      const a = s.entry(v6(k), S0);
+      s.bump(a, BEHAVIOR, 'MALICIOUS_TRAFFIC', 'honeypot_http', S0);
+      s.device(a, 'ANDROID', `14.${k}.${'0'.repeat(1000)}`, 'honeypot_http', S0);
+      s.settle(S0);
+      assert.ok(s.bytes <= budget, `${s.bytes} bytes`);
+    }
+    assert.ok(s.addresses >= peers && s.addresses < peers + 2_000, `${s.addresses} held, ${peers} before the flood`);
+    let proxies = 0;
+    for (let k = 0; k < i; k++) if (s.find(v4(k)) !== 0) proxies++;
+    assert.ok(proxies >= held - 300, `${proxies} of ${held} proxy addresses kept through the flood`);
+  });
+
   it('should drop addresses last seen before the horizon in steps, window starts counting as seen', () => {
     const s = store();
     for (let i = 0; i < 10_000; i++) torrent(s, v4(i), i % 2 === 0 ? S0 - 100 * DAY : S0 - DAY);

@@ -14,6 +14,13 @@ const MAX_KEYS = 2 ** 25 - 1;
 export const RECORD_SLOTS = 12;
 /** Kept free below the budget for the strings a single record may add before the next check. */
 const MARGIN = 16 * 1024;
+/**
+ * The share of the budget for interned strings, which the arrays never take: were the arrays to fill
+ * the budget, one new provider name would call for evictions that free no bytes while the names they
+ * hold are shared with other addresses. Past it (distinct names by the hundred thousand) addresses
+ * are evicted until their strings are freed.
+ */
+const STRING_SHARE = 1 / 16;
 
 /** The risk weight a key carries: a provider key by its type, a category or a behaviour by its own. */
 function keyWeight(s: string): number {
@@ -42,7 +49,8 @@ export class AddressStore {
   readonly pool = new StringPool(keyWeight);
   private readonly arena: AddressArena;
   private readonly feedIndex = new Map<string, number>();
-  private readonly limit: number;
+  /** Bytes the strings may take (the arrays take the rest of the budget, less MARGIN). */
+  private readonly stringLimit: number;
   private readonly eviction: EvictionPolicy;
   private readonly dropEntry = (e: number) => this.drop(e);
   private pruneAt = 0;
@@ -54,9 +62,9 @@ export class AddressStore {
   constructor(private readonly options: AddressStoreOptions) {
     if (options.feeds.length > 16) throw new Error('at most 16 feeds');
     options.feeds.forEach((f, i) => this.feedIndex.set(f, i));
-    this.limit = options.budgetBytes - MARGIN;
+    this.stringLimit = Math.floor(options.budgetBytes * STRING_SHARE);
     const seed = options.seed ?? (Math.random() * 2 ** 32) >>> 0;
-    this.arena = new AddressArena(this.limit, () => this.pool.bytes, seed);
+    this.arena = new AddressArena(options.budgetBytes - MARGIN - this.stringLimit, seed);
     this.eviction = new EvictionPolicy(this.arena, this.pool, seed);
     this.pool.permanent('');
     for (const k of [...Object.keys(CATEGORY_WEIGHT), ...Object.keys(BEHAVIOR_WEIGHT)]) this.pool.permanent(k);
@@ -86,10 +94,19 @@ export class AddressStore {
    */
   entry(ip: ParsedIp, nowS: number): number {
     const a = this.arena;
-    if (a.entriesFree < 1 || a.slotsFree < RECORD_SLOTS || this.bytes > this.limit) this.makeRoom(nowS);
+    if (a.entriesFree < 1 || a.slotsFree < RECORD_SLOTS || this.pool.bytes > this.stringLimit) this.makeRoom(nowS);
     const e = this.find(ip);
     if (e !== 0) return e;
     return ip.version === 4 ? a.add4(ip.v4) : a.add6(ip.v6);
+  }
+
+  /**
+   * Evicts if new strings took the store past its share for them: entry() checks before a record,
+   * and a record's strings (a provider key, a device version) usually fit in MARGIN, but a version is
+   * as long as the User-Agent says. Called after each batch, so between batches the budget holds.
+   */
+  settle(nowS: number): void {
+    if (this.pool.bytes > this.stringLimit) this.makeRoom(nowS);
   }
 
   /** One more observation of (kind, key) by feed at t (n observations at once). */
@@ -118,7 +135,7 @@ export class AddressStore {
       if (this.pool.size >= MAX_KEYS) return;
       tail = this.tail(e);
     }
-    const kid = id >= 0 ? id : this.pool.acquire(key);
+    const kid = id >= 0 ? id : this.acquireNew(e, key);
     if (id >= 0) this.pool.retain(id);
     const s = this.link(e, after || tail, kind, f, kid);
     const o = s * W;
@@ -145,7 +162,7 @@ export class AddressStore {
           if (t >= slots[o + LAST]!) {
             slots[o + LAST] = t;
             if (version) {
-              const v = this.pool.acquire(version);
+              const v = this.acquire(e, version);
               this.pool.release(slots[o + EXTRA]!);
               slots[o + EXTRA] = v;
             }
@@ -160,14 +177,14 @@ export class AddressStore {
       if (this.pool.size >= MAX_KEYS) return;
       tail = this.tail(e);
     }
-    const kid = id >= 0 ? id : this.pool.acquire(os);
+    const kid = id >= 0 ? id : this.acquireNew(e, os);
     if (id >= 0) this.pool.retain(id);
     const s = this.link(e, after || tail, DEVICE, f, kid);
     const o = s * W;
     slots[o + FIRST] = t;
     slots[o + LAST] = t;
     slots[o + COUNT] = 1;
-    this.arena.slots[o + EXTRA] = this.pool.acquire(version);
+    this.arena.slots[o + EXTRA] = this.acquire(e, version);
   }
 
   /** CREDENTIAL_STUFFING window: counts a login attempt at t; a window opens at the first attempt and lasts windowS. Returns the attempts in it. */
@@ -287,17 +304,33 @@ export class AddressStore {
 
   private makeRoom(nowS: number): void {
     const a = this.arena;
-    const fits = () => a.entriesFree >= 1 && a.slotsFree >= RECORD_SLOTS && this.bytes <= this.limit;
+    const fits = () => a.entriesFree >= 1 && a.slotsFree >= RECORD_SLOTS && this.pool.bytes <= this.stringLimit;
+    // Set once a strings-only pass found nobody to take (every string shared): then any address goes.
+    let anyAddress = false;
     for (;;) {
-      if (a.entriesFree < 1 && this.bytes <= this.limit) a.growEntries();
-      if (a.slotsFree < RECORD_SLOTS && this.bytes <= this.limit) a.growSlots();
+      if (a.entriesFree < 1) a.growEntries();
+      if (a.slotsFree < RECORD_SLOTS) a.growSlots();
       if (fits() || a.live === 0) return;
       if (!this.reached) {
         this.reached = true;
         this.options.onBudgetReached?.();
       }
-      this.evictions += this.eviction.pass(nowS, fits, this.dropEntry);
+      const stringsOnly = !anyAddress && this.pool.bytes > this.stringLimit && a.entriesFree >= 1 && a.slotsFree >= RECORD_SLOTS;
+      let evicted = stringsOnly ? this.eviction.passNewStrings(nowS, fits, this.dropEntry) : 0;
+      if (evicted === 0) evicted = this.eviction.pass(nowS, fits, this.dropEntry, stringsOnly);
+      this.evictions += evicted;
+      if (stringsOnly && evicted === 0) anyAddress = true;
     }
+  }
+
+  /** A reference to s for entry e; a string new to the pool marks e as its holder. */
+  private acquire(e: number, s: string): number {
+    return this.pool.idOf(s) >= 0 ? this.pool.acquire(s) : this.acquireNew(e, s);
+  }
+
+  private acquireNew(e: number, s: string): number {
+    this.eviction.noteNewString(e);
+    return this.pool.acquire(s);
   }
 
   /** Frees an address: its slots, the strings they name, its entry. */

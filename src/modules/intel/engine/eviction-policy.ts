@@ -1,4 +1,4 @@
-import { COUNT, FIRST, KEY_SHIFT, LAST, NEXT, SLOT_WORDS as W, TAG, type AddressArena } from './address-arena.ts';
+import { COUNT, EXTRA, FIRST, KEY_SHIFT, LAST, NEXT, SLOT_WORDS as W, TAG, type AddressArena } from './address-arena.ts';
 import { DEVICE } from './address-facts.ts';
 import type { StringPool } from './string-pool.ts';
 
@@ -8,6 +8,8 @@ const SCAN_LIMIT = 4_096;
 const SAMPLE = 256;
 /** The threshold's usual quantile: a pass evicts from the lowest sixteenth of scores. */
 const MIN_QUANTILE = 1 / 16;
+/** Entries that brought a string into the pool, most recent last: where to look when strings overflow. */
+const NEW_STRING_HOLDERS = 4_096;
 /** Risk-score recency: 0.5^(age / 30 days) = exp(-age × DECAY). */
 const DECAY = Math.LN2 / (30 * 86_400);
 /** The risk score's volume term, min(15, 5·log10(1 + n)), for n below 1,000 (where it reaches 15). */
@@ -25,13 +27,21 @@ const VOLUME = Float64Array.from({ length: 1000 }, (_, n) => 5 * Math.log10(1 + 
  * sample of SAMPLE addresses sets a threshold at the lowest sixteenth of scores, and the pass evicts
  * addresses at or below it until EVICT_BATCH are gone, scoring at most SCAN_LIMIT (about half a
  * millisecond). The order is approximate: a pass takes what it meets below the threshold, not the
- * very lowest first.
+ * very lowest first. When it is the strings that are over their share (feed-chosen text: distinct
+ * provider tags, User-Agent versions), a pass considers only addresses holding the last reference
+ * to one, since evicting any other frees nothing.
  */
 export class EvictionPolicy {
   private readonly sample = new Float64Array(SAMPLE);
   private hand = 1;
   private quantile = MIN_QUANTILE;
   private rng: number;
+  /** This pass takes only addresses whose eviction frees a string (the strings are over their share). */
+  private onlyFreeing = false;
+  private readonly holders = new Uint32Array(NEW_STRING_HOLDERS);
+  private holdersAt = 0;
+  private readonly holderScores = new Float64Array(NEW_STRING_HOLDERS);
+  private readonly holderOrder = new Uint32Array(NEW_STRING_HOLDERS);
 
   constructor(
     private readonly arena: AddressArena,
@@ -67,8 +77,9 @@ export class EvictionPolicy {
    * fits. A pass that falls short raises the quantile for the next (the store runs another while the
    * record does not fit); one that finds its batch early lowers it again. Returns how many it dropped.
    */
-  pass(nowS: number, fits: () => boolean, drop: (e: number) => void): number {
+  pass(nowS: number, fits: () => boolean, drop: (e: number) => void, mustFreeStrings: boolean): number {
     const a = this.arena;
+    const only = (this.onlyFreeing = mustFreeStrings);
     const theta = this.quantile >= 1 ? Infinity : this.threshold(nowS, this.quantile);
     let evicted = 0;
     let scanned = 0;
@@ -77,13 +88,59 @@ export class EvictionPolicy {
       this.hand = e + 1 < a.entryTop ? e + 1 : 1;
       if (a.kind[e] === 0) continue;
       scanned++;
-      if (this.score(e, nowS) > theta) continue;
+      if ((only && !this.freesString(e)) || this.score(e, nowS) > theta) continue;
       drop(e);
       if (++evicted >= EVICT_BATCH && fits()) break;
     }
     if (evicted < EVICT_BATCH) this.quantile = Math.min(1, this.quantile * 2);
     else if (scanned < SCAN_LIMIT / 2) this.quantile = Math.max(MIN_QUANTILE, this.quantile / 2);
     return evicted;
+  }
+
+  /** Entry e brought a new string into the pool (a ring: the oldest notes are overwritten). */
+  noteNewString(e: number): void {
+    this.holders[this.holdersAt] = e;
+    this.holdersAt = (this.holdersAt + 1) % NEW_STRING_HOLDERS;
+  }
+
+  /**
+   * When the strings are over their share, new strings are what put them there: of the addresses
+   * that brought the last NEW_STRING_HOLDERS in and still hold a string alone, the least informative
+   * go first, until the record fits (at most EVICT_BATCH). Returns how many went; 0 when none of them
+   * frees a string any more (the caller then scans).
+   */
+  passNewStrings(nowS: number, fits: () => boolean, drop: (e: number) => void): number {
+    const a = this.arena;
+    let n = 0;
+    for (let i = 0; i < NEW_STRING_HOLDERS; i++) {
+      const e = this.holders[i]!;
+      if (e === 0 || e >= a.entryTop || a.kind[e] === 0 || !this.freesString(e)) continue;
+      this.holderScores[n] = this.score(e, nowS);
+      this.holderOrder[n++] = e;
+    }
+    const order = Array.from(this.holderOrder.subarray(0, n).keys()).sort((x, y) => this.holderScores[x]! - this.holderScores[y]!);
+    let evicted = 0;
+    for (const k of order) {
+      const e = this.holderOrder[k]!;
+      // The same entry may be noted more than once, and an earlier drop may have freed its strings.
+      if (a.kind[e] === 0 || !this.freesString(e)) continue;
+      drop(e);
+      if (++evicted >= EVICT_BATCH || fits()) break;
+    }
+    return evicted;
+  }
+
+  /** Whether evicting e frees a string: it holds the last reference to a key or a device version. */
+  private freesString(e: number): boolean {
+    const slots = this.arena.slots;
+    for (let s = this.arena.head[e]!; s !== 0; s = slots[s * W + NEXT]!) {
+      const o = s * W;
+      const tag = slots[o + TAG]!;
+      const kind = tag & 7;
+      if (kind > DEVICE) continue;
+      if (this.pool.isLastReference(tag >>> KEY_SHIFT) || (kind === DEVICE && this.pool.isLastReference(slots[o + EXTRA]!))) return true;
+    }
+    return false;
   }
 
   /** The q-quantile of the scores of a random sample of addresses. */
@@ -95,7 +152,7 @@ export class EvictionPolicy {
       this.rng ^= this.rng >>> 17;
       this.rng ^= this.rng << 5;
       const e = 1 + ((this.rng >>> 0) % (a.entryTop - 1));
-      if (a.kind[e] !== 0) this.sample[n++] = this.score(e, nowS);
+      if (a.kind[e] !== 0 && (!this.onlyFreeing || this.freesString(e))) this.sample[n++] = this.score(e, nowS);
     }
     if (n === 0) return Infinity;
     const sorted = this.sample.subarray(0, n).sort();

@@ -48,6 +48,11 @@ export class StringPool {
     return id;
   }
 
+  /** Whether releasing id once would free its string (permanent strings never are). */
+  isLastReference(id: number): boolean {
+    return this.refs[id] === 1;
+  }
+
   /** One more reference to a held id. */
   retain(id: number): void {
     if (this.refs[id]! >= 0) this.refs[id]!++;
