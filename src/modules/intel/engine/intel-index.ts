@@ -8,9 +8,10 @@ import { isNetworkKind } from '../lists/list-kinds.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
 import { BEHAVIOR, CATEGORY, PROVIDER, WINDOW_S } from './address-facts.ts';
 import { AddressStore } from './address-store.ts';
+import { AnonymizerRanges, RANGE_BYTES } from './anonymizer-ranges.ts';
 import { composeIntelligence, type RangeRef } from './intel-compose.ts';
 import { BEHAVIOR_WEIGHT } from './risk-score.ts';
-import { cidrBounds, RangeSets, v6Value, type RangeEntry } from './range-sets.ts';
+import { cidrBounds, RangeSets, type RangeEntry } from './range-sets.ts';
 import { adbSignals, deviceFromJa4t, deviceFromUserAgent, headerValue, httpSignals } from './signals.ts';
 
 export { WINDOW_S };
@@ -24,17 +25,10 @@ export const CRAWL_WINDOW_S = 3_600;
 const PRUNE_EVERY_S = 3_600;
 /** Addresses the hourly sweep visits per observe call (a fraction of a millisecond), so it never holds the event loop. */
 const PRUNE_STEP = 4_096;
-/**
- * The share of the budget anonymizer ranges may take, and what one costs on the heap with its key,
- * RangeEntry, RangeRef and table segments (measured: about 600 bytes for IPv4 ranges, 720 for IPv6).
- */
+/** The share of the budget anonymizer ranges may take. */
 const RANGE_SHARE = 1 / 16;
-export const RANGE_BYTES = 720;
 /** Default budget when none is given (tests, benches); the server passes UMBRA_INTEL_MEMORY_MB. */
 export const DEFAULT_BUDGET_BYTES = 256 * 2 ** 20;
-/** New anonymizer ranges reach the range table within this time (lookups see them at once anyway). */
-const REBUILD_DELAY_MS = 1_000;
-const MAX_PENDING = 256;
 
 const BEHAVIORS = new Set(Object.keys(BEHAVIOR_WEIGHT));
 
@@ -65,18 +59,11 @@ export interface IntelIndexStats {
  */
 export class IntelIndex implements ExplainingIntelligenceSource {
   private lists = RangeSets.empty<RangeRef>();
-  private anonymizers = RangeSets.empty<RangeRef>();
-  private readonly anonymizerRefs = new Map<string, RangeEntry<RangeRef>>();
-  /** New ranges not yet in the table: lookups scan them, so they are visible at once. */
-  private pending: RangeEntry<RangeRef>[] = [];
-  private rebuildTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Anonymizer ranges from the feed, within their share of the budget. */
+  private readonly ranges: AnonymizerRanges;
   /** Per-address observations, in budgetBytes minus the ranges' share. */
   private readonly store: AddressStore;
-  /** Anonymizer ranges kept at most (their share of the budget); past it the least recent go. */
-  private readonly maxRanges: number;
   private readonly budget: number;
-  private readonly budgetReached: () => void;
-  private rangeEvictions = 0;
   private lastPrune = 0;
   /** The clock in Unix seconds, read once per observe call. */
   private nowS = 0;
@@ -89,14 +76,14 @@ export class IntelIndex implements ExplainingIntelligenceSource {
   ) {
     const budget = (this.budget = options.budgetBytes ?? DEFAULT_BUDGET_BYTES);
     const rangeBytes = Math.floor(budget * RANGE_SHARE);
-    this.maxRanges = Math.max(1, Math.floor(rangeBytes / RANGE_BYTES));
     let reached = false;
-    this.budgetReached = () => {
+    const onBudgetReached = () => {
       if (reached) return;
       reached = true;
       options.onBudgetReached?.();
     };
-    this.store = new AddressStore({ budgetBytes: budget - rangeBytes, feeds: FEED_IDS, onBudgetReached: this.budgetReached, seed: options.seed });
+    this.store = new AddressStore({ budgetBytes: budget - rangeBytes, feeds: FEED_IDS, onBudgetReached, seed: options.seed });
+    this.ranges = new AnonymizerRanges(Math.max(1, Math.floor(rangeBytes / RANGE_BYTES)), onBudgetReached);
   }
 
   /** Replaces the list table (called at start and whenever the list store's revision changes). */
@@ -136,10 +123,10 @@ export class IntelIndex implements ExplainingIntelligenceSource {
   stats(): IntelIndexStats {
     return {
       addresses: this.store.addresses,
-      anonymizer_ranges: this.anonymizerRefs.size,
-      bytes: this.store.bytes + this.anonymizerRefs.size * RANGE_BYTES,
+      anonymizer_ranges: this.ranges.size,
+      bytes: this.store.bytes + this.ranges.size * RANGE_BYTES,
       budget_bytes: this.budget,
-      evictions: { addresses: this.store.evictions, ranges: this.rangeEvictions },
+      evictions: { addresses: this.store.evictions, ranges: this.ranges.evictions },
     };
   }
 
@@ -152,10 +139,11 @@ export class IntelIndex implements ExplainingIntelligenceSource {
   observe = (feed: FeedDef, messages: readonly FeedMessage[]): void => {
     const nowS = (this.nowS = Math.floor(this.clock.now() / 1000));
     for (const { record } of messages) this.observeRecord(feed.id, record);
+    this.store.settle(nowS);
     if (nowS - this.lastPrune >= PRUNE_EVERY_S) {
       this.lastPrune = nowS;
       this.store.startPrune(nowS - WINDOW_S);
-      this.pruneRanges(nowS - WINDOW_S);
+      this.ranges.prune(nowS - WINDOW_S);
     }
     // The address sweep goes on a step per call rather than all at once.
     this.store.pruneStep(PRUNE_STEP);
@@ -182,7 +170,7 @@ export class IntelIndex implements ExplainingIntelligenceSource {
         return;
       }
       case 'anonymizers':
-        return this.anonymizer(r, ts);
+        return this.ranges.observe(r, ts);
       case 'torrents':
         for (const p of (r.peers as Array<{ ip: string }> | undefined) ?? []) {
           const e = this.at(p.ip, ts);
@@ -199,57 +187,14 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     }
   }
 
-  private anonymizer(r: Record<string, unknown>, ts: number): void {
-    const key = `${r.range_start}-${r.range_end}|${r.provider}|${r.type}`;
-    const known = this.anonymizerRefs.get(key);
-    if (known) {
-      // A re-announced range only moves its times: no table rebuild.
-      const o = known.value.origin as Extract<RangeRef['origin'], { source: 'feed' }>;
-      if (ts > o.last) o.last = ts;
-      if (ts < o.first) o.first = ts;
-      o.count++;
-      return;
-    }
-    const a = parseIp(r.range_start as string);
-    const b = parseIp(r.range_end as string);
-    if (!a || !b || a.version !== b.version) return;
-    if (this.anonymizerRefs.size >= this.maxRanges) this.evictRanges();
-    const value: RangeRef = { provider: r.provider as string, type: r.type as string, behavior: false, origin: { source: 'feed', feed: 'anonymizers', first: ts, last: ts, count: 1 } };
-    const entry: RangeEntry<RangeRef> = a.version === 4 ? { version: 4, start: a.v4, end: (b as typeof a).v4, value } : { version: 6, start: v6Value(a.v6), end: v6Value((b as typeof a).v6), value };
-    this.anonymizerRefs.set(key, entry);
-    this.pending.push(entry);
-    // Folded into the table off the lookup path: soon by a timer, or at once (here, on the ingest
-    // path) when the pending list outgrows a quarter of the table, which keeps a replay's rebuilds
-    // geometric (amortised O(n log n)) and a lookup's scan short.
-    if (this.pending.length > Math.max(MAX_PENDING, this.anonymizerRefs.size / 4)) this.rebuildAnonymizers();
-    else this.rebuildTimer ??= setTimeout(() => this.rebuildAnonymizers(), REBUILD_DELAY_MS).unref();
-  }
-
-  /**
-   * Over its share of the budget: the least recently announced sixteenth of the ranges goes (a
-   * range announced again comes back), and the table is rebuilt without them at once, so the cost
-   * of a rebuild is spread over the ranges that made room for it.
-   */
-  private evictRanges(): void {
-    this.budgetReached();
-    const byLast = [...this.anonymizerRefs].sort(([, a], [, b]) => (a.value.origin as { last: number }).last - (b.value.origin as { last: number }).last);
-    const n = Math.max(1, Math.ceil(byLast.length / 16));
-    for (let i = 0; i < n; i++) this.anonymizerRefs.delete(byLast[i]![0]);
-    this.rangeEvictions += n;
-    this.rebuildAnonymizers();
-  }
-
-  private rebuildAnonymizers(): void {
-    clearTimeout(this.rebuildTimer);
-    this.rebuildTimer = undefined;
-    this.anonymizers = RangeSets.build([...this.anonymizerRefs.values()]);
-    this.pending = [];
+  /** Folds new anonymizer ranges into their table now (benchmarks; a timer does it within a second). */
+  rebuildAnonymizers(): void {
+    this.ranges.rebuild();
   }
 
   /** Stops the pending rebuild timer (the app closes the index). */
   close(): void {
-    clearTimeout(this.rebuildTimer);
-    this.rebuildTimer = undefined;
+    this.ranges.close();
   }
 
   private http(r: Record<string, unknown>, t: number): void {
@@ -300,37 +245,12 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     this.lastPrune = nowS;
     this.store.startPrune(nowS - WINDOW_S);
     while (this.store.pruneStep(Infinity));
-    this.pruneRanges(nowS - WINDOW_S);
-  }
-
-  private pruneRanges(horizon: number): void {
-    // Aged ranges are already ignored at lookup; the rebuild only frees them.
-    let dropped = 0;
-    for (const [key, e] of this.anonymizerRefs) {
-      if ((e.value.origin as { last: number }).last < horizon) {
-        this.anonymizerRefs.delete(key);
-        dropped++;
-      }
-    }
-    if (dropped > 0) this.rebuildAnonymizers();
-  }
-
-  /** Anonymizer ranges holding the address: the table's set, plus any pending new range. */
-  private anonymizerMatches(ip: ParsedIp): readonly RangeRef[] | undefined {
-    const inTable = this.anonymizers.find(ip);
-    if (this.pending.length === 0) return inTable;
-    let out: RangeRef[] | undefined;
-    const v6 = ip.version === 6 ? v6Value(ip.v6) : 0n;
-    for (const e of this.pending) {
-      const hit = e.version === 4 ? ip.version === 4 && e.start <= ip.v4 && ip.v4 <= e.end : ip.version === 6 && e.start <= v6 && v6 <= e.end;
-      if (hit) (out ??= [...(inTable ?? [])]).push(e.value);
-    }
-    return out ?? inTable;
+    this.ranges.prune(nowS - WINDOW_S);
   }
 
   intelligence(ip: ParsedIp, orgId?: string): Intelligence {
     const listed = this.lists.find(ip);
-    const ranged = this.anonymizerMatches(ip);
+    const ranged = this.ranges.matches(ip);
     const e = this.store.find(ip);
     const overlaid = orgId === undefined ? undefined : this.overlays.get(orgId)?.find(ip);
     if (!listed && !ranged && e === 0 && !overlaid) return NO_INTELLIGENCE;
@@ -342,7 +262,7 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     const overlaid = orgId === undefined ? undefined : this.overlays.get(orgId)?.find(ip);
     const e = this.store.find(ip);
     const obs = e === 0 ? undefined : this.store.observations(e);
-    return composeIntelligence(this.lists.find(ip), this.anonymizerMatches(ip), obs, overlaid, Math.floor(this.clock.now() / 1000));
+    return composeIntelligence(this.lists.find(ip), this.ranges.matches(ip), obs, overlaid, Math.floor(this.clock.now() / 1000));
   }
 }
 
