@@ -47,8 +47,8 @@ const ConfigSchema = z.object({
   UMBRA_SIMULATOR_RATE: z.coerce.number().min(0).max(10_000).default(1),
   /**
    * MiB the intelligence index may hold for feed observations (docs/intelligence.md#memory-budget):
-   * 256 MiB keeps about 5.7 million single-sighting addresses, about what the Map-based index held in
-   * Node's whole default 4 GiB heap before it ran out; the least informative are evicted beyond it.
+   * 256 MiB keeps about 5.6 million single-sighting addresses, close to what the Map-based index held
+   * in Node's whole default 4 GiB heap before it ran out; the least informative are evicted beyond it.
    */
   UMBRA_INTEL_MEMORY_MB: z.coerce.number().int().min(4).max(65_536).default(256),
 });
