@@ -25,8 +25,8 @@ const VOLUME = Float64Array.from({ length: 1000 }, (_, n) => 5 * Math.log10(1 + 
  * (docs/intelligence.md), so a torrent peer seen once goes before a proxy, and of two alike the one
  * seen longer ago goes first. Eviction works in passes over a cursor through the entries: a random
  * sample of SAMPLE addresses sets a threshold at the lowest sixteenth of scores, and the pass evicts
- * addresses at or below it until EVICT_BATCH are gone, scoring at most SCAN_LIMIT (about half a
- * millisecond). The order is approximate: a pass takes what it meets below the threshold, not the
+ * addresses at or below it until EVICT_BATCH are gone, scoring at most SCAN_LIMIT (a millisecond or
+ * so). The order is approximate: a pass takes what it meets below the threshold, not the
  * very lowest first. When it is the strings that are over their share (feed-chosen text: distinct
  * provider tags, User-Agent versions), a pass considers only addresses holding the last reference
  * to one, since evicting any other frees nothing.
