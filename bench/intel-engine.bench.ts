@@ -51,8 +51,7 @@ export async function benchIntelEngine(): Promise<Record<string, number | string
 
     // Lookups: random public addresses (almost all unknown), and addresses the index knows.
     const random = Array.from({ length: 500_000 }, randomPublicV4);
-    const known = (index as unknown as { facts: Map<string, unknown> }).facts;
-    const knownIps = [...known.keys()].map((k) => parseIp(k)!);
+    const knownIps = index.addressTexts().map((k) => parseIp(k)!);
     const run = (ips: ParsedIp[], withIntel: boolean, rounds = 3) => {
       let best = 0;
       let sink = 0;
@@ -68,7 +67,7 @@ export async function benchIntelEngine(): Promise<Record<string, number | string
       if (sink < 0) throw new Error('unreachable');
       return Math.round(best);
     };
-    (index as unknown as { rebuildAnonymizers(): void }).rebuildAnonymizers(); // as the timer would
+    index.rebuildAnonymizers(); // as the timer would
     const base = run(random, false);
     const withIntel = run(random, true);
     const knownRate = run(knownIps, true, 5);

@@ -108,7 +108,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics });
   const lookupData = new LookupData(deps.dataset);
   const domainAggregates = new DomainAggregates();
-  const intel = deps.intelligence ? undefined : new IntelIndex(clock);
+  const intel = deps.intelligence
+    ? undefined
+    : new IntelIndex(clock, {
+        budgetBytes: config.intelMemoryBytes,
+        onBudgetReached: () =>
+          logger.warn(
+            { budget_bytes: config.intelMemoryBytes, addresses: intel?.addresses },
+            'intelligence index reached its memory budget (UMBRA_INTEL_MEMORY_MB): the least informative addresses are evicted from now on',
+          ),
+      });
   let lastExportJobAt: number | null = null;
   // Snapshots per feed and kind, read for /health and at each /metrics scrape (the catalog is small).
   const countSnapshots = async () =>
@@ -151,7 +160,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       const view = lookupData.view();
       const status = await dataStatus({ ...view.dataset.info, file: deps.datasetFile }, stores, FEED_LIST.map((f) => f.id));
       // The version lookups carry now (the lists as last loaded, which the store may have moved past).
-      return { ...status, data_version: view.version.header, intelligence: intel ? { addresses: intel.addresses } : undefined };
+      return { ...status, data_version: view.version.header, intelligence: intel?.stats() };
     },
   };
   // Domain aggregates: rebuilt from the last 30 days of the durable log, then kept current by ingestion.
@@ -178,7 +187,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   if (intel) {
     const started = Date.now();
     const records = await replayLog(stores.feedLog, FEED_LIST, clock.now() - (WINDOW_S + 3_600) * 1000, intel.observe, replayDamage);
-    if (records > 0) logger.info({ records, addresses: intel.addresses, ms: Date.now() - started }, 'intelligence index rebuilt from the feed log');
+    if (records > 0) {
+      const s = intel.stats();
+      logger.info({ records, addresses: s.addresses, bytes: s.bytes, evicted: s.evictions.addresses, ms: Date.now() - started }, 'intelligence index rebuilt from the feed log');
+    }
     services.ingest.observe(intel.observe);
     const loadLists = async () => {
       const lists = await stores.lists.all();
@@ -232,6 +244,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
 
   metrics.snapshotCounter = countSnapshots;
   metrics.storeVitals = () => stores.vitals();
+  metrics.intelStats = intel ? () => intel.stats() : undefined;
   let exportScheduler: ExportScheduler | undefined;
   let writer: ParquetWriter | undefined;
   let jobDeps: ExportJobDeps | undefined;

@@ -67,6 +67,12 @@ const ConfigSchema = z.object({
   UMBRA_DISK_RESERVE_MB: z.coerce.number().int().min(0).max(1_048_576).default(256),
   /** Simulator speed in demo mode: 1 = a record per feed at least every 5 s; 0 turns it off. */
   UMBRA_SIMULATOR_RATE: z.coerce.number().min(0).max(10_000).default(1),
+  /**
+   * MiB the intelligence index may hold for feed observations (docs/intelligence.md#memory-budget):
+   * 256 MiB keeps about 5.6 million single-sighting addresses, close to what the Map-based index held
+   * in Node's whole default 4 GiB heap before it ran out; the least informative are evicted beyond it.
+   */
+  UMBRA_INTEL_MEMORY_MB: z.coerce.number().int().min(4).max(65_536).default(256),
 });
 
 export interface Config {
@@ -95,6 +101,8 @@ export interface Config {
   exportJobs: boolean;
   /** Bytes kept free on the data dir's disk (UMBRA_DISK_RESERVE_MB). */
   diskReserveBytes: number;
+  /** Bytes the intelligence index may hold for feed observations (UMBRA_INTEL_MEMORY_MB). */
+  intelMemoryBytes: number;
   /** Derived: the SQLite file and the IP dataset file under dataDir. */
   sqliteFile: string;
   datasetFile: string;
@@ -176,6 +184,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     }),
     exportJobs: c.UMBRA_EXPORT_JOBS === 'on',
     diskReserveBytes: c.UMBRA_DISK_RESERVE_MB * 1024 * 1024,
+    intelMemoryBytes: c.UMBRA_INTEL_MEMORY_MB * 2 ** 20,
     sqliteFile: resolve(dataDir, 'umbra.db'),
     datasetFile: resolve(dataDir, 'ip-dataset.bin'),
     feedLogDir: resolve(dataDir, 'feeds'),

@@ -79,7 +79,7 @@ export function registerData(program: Command): void {
   registerListVerbs(data);
 }
 
-type ServerStatus = { url: string; data_version: string; intelligence?: { addresses: number } } | { url: string; error: string };
+type ServerStatus = { url: string; data_version: string; intelligence?: DataStatus['intelligence'] } | { url: string; error: string };
 
 /** What the running server answers from (operator token), or why it could not say. */
 async function serverStatus(base: string, config: Config): Promise<ServerStatus> {
@@ -114,7 +114,15 @@ function statusText(s: DataStatus, base: string | undefined, server: ServerStatu
   else if (server) {
     const same = server.data_version === s.data_version;
     lines.push(`server         ${server.url} answers from ${same ? 'this version' : `${server.data_version} (the files above are newer: the server swaps them in within seconds)`}`);
-    if (server.intelligence) lines.push(`  intelligence ${server.intelligence.addresses} addresses with feed observations in the 90-day window`);
+    const intel = server.intelligence;
+    if (intel) {
+      lines.push(`  intelligence ${intel.addresses} addresses with feed observations in the 90-day window`);
+      // Older servers answer without the memory members.
+      if (intel.budget_bytes !== undefined) {
+        const mib = (n: number) => (n / 2 ** 20).toFixed(1);
+        lines.push(`  memory       ${mib(intel.bytes)} MiB of its ${mib(intel.budget_bytes)} MiB budget (UMBRA_INTEL_MEMORY_MB); evicted ${intel.evictions.addresses} addresses, ${intel.evictions.ranges} anonymizer ranges`);
+      }
+    }
   }
   return lines.join('\n');
 }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { IntelIndexStats } from '../modules/intel/engine/intel-index.ts';
 
 /** One label set's counts, updated with plain arithmetic on the request path. */
 interface Series {
@@ -165,6 +166,35 @@ export class Metrics {
       for (const c of (await this.snapshotCounter?.()) ?? []) this.exportSnapshots.set({ feed: c.feed, kind: c.kind }, c.count);
     },
   });
+  /** Set by the app: the intelligence index's size and memory, read at scrape time. */
+  intelStats: (() => IntelIndexStats) | undefined;
+  readonly intelAddresses = new Gauge({
+    name: 'umbra_intel_addresses',
+    help: 'Addresses with feed observations held by the intelligence index',
+    registers: [this.registry],
+    collect: () => {
+      const s = this.intelStats?.();
+      if (!s) return;
+      this.intelAddresses.set(s.addresses);
+      this.intelBytes.set(s.bytes);
+      this.intelBudget.set(s.budget_bytes);
+      for (const kind of ['addresses', 'ranges'] as const) {
+        const delta = s.evictions[kind] - (this.intelEvictionsSeen[kind] ?? 0);
+        // inc(0) too: both series exist from the first scrape on.
+        this.intelEvictions.inc({ kind: kind === 'addresses' ? 'address' : 'range' }, Math.max(0, delta));
+        this.intelEvictionsSeen[kind] = s.evictions[kind];
+      }
+    },
+  });
+  readonly intelBytes = new Gauge({ name: 'umbra_intel_bytes', help: 'Bytes the intelligence index holds for feed observations (arrays allocated, strings, anonymizer ranges)', registers: [this.registry] });
+  readonly intelBudget = new Gauge({ name: 'umbra_intel_budget_bytes', help: 'The memory budget of the intelligence index (UMBRA_INTEL_MEMORY_MB)', registers: [this.registry] });
+  readonly intelEvictions = new Counter({
+    name: 'umbra_intel_evictions_total',
+    help: 'Addresses and anonymizer ranges evicted to keep the intelligence index inside its memory budget, by kind (address, range)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  private readonly intelEvictionsSeen: Partial<Record<'addresses' | 'ranges', number>> = {};
   readonly grpcCalls = new Counter({
     name: 'umbra_grpc_calls_total',
     help: 'gRPC calls answered, by method and status code name (streams counted when they end or are refused)',

@@ -5,6 +5,8 @@ import type { FeedObserver } from './ingest-service.ts';
 import { damaged, noDamage, recordOf, salvage, type LineDamage } from './log-lines.ts';
 
 const BATCH = 5000;
+/** A batch is also handed over once its lines reach this many characters: large records (a torrent with thousands of peers) parse to many times their text. */
+const BATCH_CHARS = 4 * 2 ** 20;
 
 /**
  * Rebuilds in-memory state (domain aggregates, the intelligence index) after a restart by reading
@@ -23,6 +25,7 @@ export async function replayLog(
       if (hour < hourOf(sinceMs)) continue;
       const damage = noDamage();
       let batch: FeedMessage[] = [];
+      let chars = 0;
       for await (const line of log.readHour(feed.id, hour)) {
         const record = recordOf(line);
         if (record) batch.push({ record, line });
@@ -32,10 +35,12 @@ export async function replayLog(
           damage.repaired += found.records.length;
           batch.push(...found.records);
         }
-        if (batch.length >= BATCH) {
+        chars += line.length;
+        if (batch.length >= BATCH || chars >= BATCH_CHARS) {
           observer(feed, batch);
           replayed += batch.length;
           batch = [];
+          chars = 0;
         }
       }
       observer(feed, batch);

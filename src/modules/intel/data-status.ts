@@ -2,6 +2,7 @@ import type { FeedId } from '../feeds/feed-catalog.ts';
 import type { FeedLog } from '../feeds/feed-log.ts';
 import type { DatasetInfo } from '../lookup/intel-source.ts';
 import { dataVersion } from './data-version.ts';
+import type { IntelIndexStats } from './engine/intel-index.ts';
 import type { IntelList } from './lists/intel-list.ts';
 import type { Overlay } from './overlays/overlay-store.ts';
 
@@ -13,8 +14,8 @@ export interface DataStatus {
   lists: Array<Omit<IntelList, 'cidrs'> & { cidrs: number }>;
   overlays: { teams: number; entries: number };
   feeds: Array<{ feed: FeedId; hours: number; oldest_hour: string | null; newest_hour: string | null }>;
-  /** Only from a running server: the live index built from the feeds. */
-  intelligence?: { addresses: number };
+  /** Only from a running server: the live index built from the feeds, and its memory budget. */
+  intelligence?: IntelIndexStats;
 }
 
 const hourText = (ms: number) => new Date(ms).toISOString().slice(0, 13) + ':00Z';

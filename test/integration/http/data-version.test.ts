@@ -86,6 +86,7 @@ describe('X-Data-Version and list network types on IP lookups', () => {
     assert.deepEqual(body.dataset.sources, { fixture: '1' });
     assert.deepEqual(body.lists, []);
     assert.equal(body.feeds.length, 8);
-    assert.deepEqual(body.intelligence, { addresses: 0 });
+    assert.deepEqual(body.intelligence, { addresses: 0, anonymizer_ranges: 0, bytes: body.intelligence.bytes, budget_bytes: 256 * 2 ** 20, evictions: { addresses: 0, ranges: 0 } });
+    assert.ok(body.intelligence.bytes > 0 && body.intelligence.bytes < 1e6, `an empty index holds its first arrays: ${body.intelligence.bytes}`);
   });
 });

@@ -1,7 +1,7 @@
 import type { Evidence, EvidenceSource, Intelligence } from '../../lookup/intelligence.ts';
 import type { IntelList } from '../lists/intel-list.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
-import { WINDOW_S, type AddressFacts } from './address-facts.ts';
+import { BEHAVIOR, CATEGORY, DEVICE, PROVIDER, WINDOW_S, type AddressObs } from './address-facts.ts';
 import { riskScore, type RiskSignal } from './risk-score.ts';
 
 /** A range with what it says: a provider and category, or a behaviour (list kinds such as TOR_USER). */
@@ -13,6 +13,8 @@ export interface RangeRef {
   origin: { source: 'list'; list: IntelList } | { source: 'feed'; feed: string; first: number; last: number; count: number };
 }
 
+const feedSource = (o: AddressObs): EvidenceSource => ({ source: 'feed', feed: o.feed, first_seen: o.first, last_seen: o.last, count: o.count });
+
 /**
  * Builds one address's intelligence and evidence from what matched: list and anonymizer ranges, the
  * address's own observations (only those inside the 90-day window count), and the caller's team
@@ -21,7 +23,7 @@ export interface RangeRef {
 export function composeIntelligence(
   listed: readonly RangeRef[] | undefined,
   ranged: readonly RangeRef[] | undefined,
-  f: AddressFacts | undefined,
+  obs: readonly AddressObs[] | undefined,
   overlaid: readonly Overlay[] | undefined,
   nowS: number,
 ): { intelligence: Intelligence; evidence: Evidence } {
@@ -74,25 +76,23 @@ export function composeIntelligence(
     else addProvider(ref.provider!, ref.type, last, src, o.source === 'list');
   }
   const devices: Evidence['devices'] = [];
-  if (f) {
-    for (const [key, bySource] of f.providers ?? []) {
-      const [provider, type] = key.split('|') as [string, string];
-      for (const [feed, o] of bySource) if (o.last >= horizon) addProvider(provider, type, o.last, { source: 'feed', feed, first_seen: o.first, last_seen: o.last, count: o.count }, false);
+  if (obs) {
+    // Kind by kind, each in the order first observed: providers feed categories, so they come first.
+    for (const o of obs) {
+      if (o.kind !== PROVIDER || o.last < horizon) continue;
+      const [provider, type] = o.key.split('|') as [string, string];
+      addProvider(provider, type, o.last, feedSource(o), false);
     }
-    for (const [c, bySource] of f.categories ?? []) {
-      for (const [feed, o] of bySource) if (o.last >= horizon) addCategory(c, o.last, { source: 'feed', feed, first_seen: o.first, last_seen: o.last, count: o.count });
-    }
-    for (const [b, bySource] of f.behaviors ?? []) {
-      for (const [feed, o] of bySource) if (o.last >= horizon) addBehavior(b, o.last, o.count, { source: 'feed', feed, first_seen: o.first, last_seen: o.last, count: o.count });
-    }
-    for (const d of f.devices?.values() ?? []) {
-      if (d.last < horizon) continue;
-      const src: EvidenceSource = { source: 'feed', feed: d.feed, first_seen: d.first, last_seen: d.last, count: d.count };
-      const same = devices.find((x) => x.os === d.os);
+    for (const o of obs) if (o.kind === CATEGORY && o.last >= horizon) addCategory(o.key, o.last, feedSource(o));
+    for (const o of obs) if (o.kind === BEHAVIOR && o.last >= horizon) addBehavior(o.key, o.last, o.count, feedSource(o));
+    for (const o of obs) {
+      if (o.kind !== DEVICE || o.last < horizon) continue;
+      const src = feedSource(o);
+      const same = devices.find((x) => x.os === o.key);
       if (same) {
         same.sources.push(src);
-        if (!same.version) same.version = d.version;
-      } else devices.push({ os: d.os, version: d.version, sources: [src] });
+        if (!same.version) same.version = o.version;
+      } else devices.push({ os: o.key, version: o.version, sources: [src] });
     }
   }
   // The team's overlays last: deny adds (as current as a list), allow removes whatever said so.

@@ -249,3 +249,48 @@ describe(`${IntelIndex.name} overlays`, () => {
     assert.deepEqual(index.intelligence(ip('185.220.101.1'), 'org_a').providers.map((p) => p.provider).sort(), ['DAN_TOR', 'TOR']);
   });
 });
+
+describe(`${IntelIndex.name} memory budget`, () => {
+  it('should keep the most recent of more addresses than its budget holds, answer evicted ones as never seen, and warn once', () => {
+    const clock = new ManualClock(T0);
+    let warned = 0;
+    const budgetBytes = 2 * 2 ** 20;
+    const index = new IntelIndex(clock, { budgetBytes, onBudgetReached: () => warned++, seed: 1 });
+    const addr = (i: number) => `${20 + (i >>> 16)}.${(i >>> 8) & 255}.${i & 255}.9`;
+    const n = 120_000;
+    // Old to new, as the start-up replay reads the log.
+    for (let i = 0; i < n; i += 1000) {
+      const records = Array.from({ length: 1000 }, (_, k) => ({ record: { ip: addr(i + k), provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: S0 - n + i + k } as never, line: '' }));
+      index.observe(FEEDS.proxies, records);
+      assert.ok(index.stats().bytes <= budgetBytes, `${index.stats().bytes} bytes after ${i + 1000} addresses`);
+    }
+    const s = index.stats();
+    assert.equal(warned, 1);
+    assert.ok(s.addresses < n && s.evictions.addresses === n - s.addresses, JSON.stringify(s));
+    assert.equal(s.budget_bytes, budgetBytes);
+    assert.deepEqual(index.intelligence(ip(addr(n - 1))).providers, [{ provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', last_seen: S0 - 1 }]);
+    assert.equal(index.intelligence(ip(addr(0))), NO_INTELLIGENCE, 'an evicted address answers as if never seen');
+    assert.deepEqual(index.explain(ip(addr(0))).evidence.providers, []);
+    // Seen again, it is known again.
+    index.observe(FEEDS.proxies, [{ record: { ip: addr(0), provider: 'IPROYAL', type: 'MOBILE_PROXY', timestamp: S0 } as never, line: '' }]);
+    assert.deepEqual(index.intelligence(ip(addr(0))).categories, ['MOBILE_PROXY']);
+  });
+
+  it('should hold anonymizer ranges within their share of the budget, dropping the least recently announced', (t) => {
+    const clock = new ManualClock(T0);
+    const index = new IntelIndex(clock, { budgetBytes: 4 * 2 ** 20 });
+    t.after(() => index.close());
+    const range = (i: number, ts: number) => ({ record: { range_start: `10.${i >> 8}.${i & 255}.0`, range_end: `10.${i >> 8}.${i & 255}.255`, provider: 'WINDSCRIBE', type: 'FREE_VPN', timestamp: ts, country_code: '', asn: 0 } as never, line: '' });
+    for (let i = 0; i < 2_000; i++) {
+      index.observe(FEEDS.anonymizers, [range(i, S0 - 2_000 + i)]);
+      // Range 0 is announced again all along: it stays.
+      if (i % 100 === 0) index.observe(FEEDS.anonymizers, [range(0, S0 - 2_000 + i)]);
+    }
+    const s = index.stats();
+    assert.ok(s.anonymizer_ranges < 2_000 && s.evictions.ranges === 2_000 - s.anonymizer_ranges, JSON.stringify(s));
+    assert.ok(s.bytes <= s.budget_bytes);
+    assert.deepEqual(index.intelligence(ip('10.7.207.1')).categories, ['FREE_VPN'], 'the newest range (1999)');
+    assert.deepEqual(index.intelligence(ip('10.0.0.1')).categories, ['FREE_VPN'], 'range 0, announced again');
+    assert.equal(index.intelligence(ip('10.0.1.1')), NO_INTELLIGENCE, 'range 1, announced once long ago');
+  });
+});

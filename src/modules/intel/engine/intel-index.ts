@@ -1,15 +1,17 @@
 import type { Clock } from '../../../lib/clock.ts';
 import type { FeedMessage } from '../../feeds/feed-bus.ts';
-import type { FeedDef } from '../../feeds/feed-catalog.ts';
+import { FEED_IDS, type FeedDef } from '../../feeds/feed-catalog.ts';
 import { NO_INTELLIGENCE, type Evidence, type ExplainingIntelligenceSource, type Intelligence } from '../../lookup/intelligence.ts';
 import { parseIp, type ParsedIp } from '../../lookup/ip-address.ts';
 import type { IntelList } from '../lists/intel-list.ts';
 import { isNetworkKind } from '../lists/list-kinds.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
-import { bump, lastSeen, WINDOW_S, type AddressFacts } from './address-facts.ts';
+import { BEHAVIOR, CATEGORY, PROVIDER, WINDOW_S } from './address-facts.ts';
+import { AddressStore } from './address-store.ts';
+import { AnonymizerRanges, RANGE_BYTES } from './anonymizer-ranges.ts';
 import { composeIntelligence, type RangeRef } from './intel-compose.ts';
 import { BEHAVIOR_WEIGHT } from './risk-score.ts';
-import { cidrBounds, RangeSets, v6Value, type RangeEntry } from './range-sets.ts';
+import { cidrBounds, RangeSets, type RangeEntry } from './range-sets.ts';
 import { adbSignals, deviceFromJa4t, deviceFromUserAgent, headerValue, httpSignals } from './signals.ts';
 
 export { WINDOW_S };
@@ -21,37 +23,68 @@ export const LOGIN_WINDOW_S = 86_400;
 export const CRAWL_THRESHOLD = 20;
 export const CRAWL_WINDOW_S = 3_600;
 const PRUNE_EVERY_S = 3_600;
-/** New anonymizer ranges reach the range table within this time (lookups see them at once anyway). */
-const REBUILD_DELAY_MS = 1_000;
-const MAX_PENDING = 256;
+/** Addresses the hourly sweep visits per observe call (a fraction of a millisecond), so it never holds the event loop. */
+const PRUNE_STEP = 4_096;
+/** The share of the budget anonymizer ranges may take. */
+const RANGE_SHARE = 1 / 16;
+/** Default budget when none is given (tests, benches); the server passes UMBRA_INTEL_MEMORY_MB. */
+export const DEFAULT_BUDGET_BYTES = 256 * 2 ** 20;
 
 const BEHAVIORS = new Set(Object.keys(BEHAVIOR_WEIGHT));
 
+export interface IntelIndexOptions {
+  /** Bytes the index may hold for feed observations: addresses and anonymizer ranges. */
+  budgetBytes?: number;
+  /** Called once, when the index first has to evict to stay inside its budget. */
+  onBudgetReached?: () => void;
+  /** Hash seed of the address table (tests). */
+  seed?: number;
+}
+
+export interface IntelIndexStats {
+  addresses: number;
+  anonymizer_ranges: number;
+  bytes: number;
+  budget_bytes: number;
+  /** Addresses and ranges dropped to stay inside the budget since start. */
+  evictions: { addresses: number; ranges: number };
+}
+
 /**
  * The intelligence index: range knowledge (imported lists, anonymizer ranges from the feed) in
- * immutable overlap-keeping tables, and per-address observations from every other feed, aged by the
- * injected clock. An address nobody knows anything about costs two binary searches and one Map miss,
- * and allocates nothing; the arrays and the risk score are built only for addresses with data.
+ * immutable overlap-keeping tables, and per-address observations from every other feed in a compact
+ * store inside a byte budget (address-store.ts), aged by the injected clock. An address nobody knows
+ * anything about costs two binary searches and one hash-table probe, and allocates nothing; the
+ * arrays and the risk score are built only for addresses with data.
  */
 export class IntelIndex implements ExplainingIntelligenceSource {
   private lists = RangeSets.empty<RangeRef>();
-  private anonymizers = RangeSets.empty<RangeRef>();
-  private readonly anonymizerRefs = new Map<string, RangeEntry<RangeRef>>();
-  /** New ranges not yet in the table: lookups scan them, so they are visible at once. */
-  private pending: RangeEntry<RangeRef>[] = [];
-  private rebuildTimer: ReturnType<typeof setTimeout> | undefined;
-  private readonly facts = new Map<string, AddressFacts>();
-  /**
-   * One bit per IPv4 /24 (and per top-24-bit IPv6 block) holding an address with facts, 2 MiB each:
-   * most looked-up addresses are unknown, and a bit test is cheaper than hashing their text for the Map.
-   */
-  private readonly known4 = new Uint8Array(1 << 21);
-  private readonly known6 = new Uint8Array(1 << 21);
+  /** Anonymizer ranges from the feed, within their share of the budget. */
+  private readonly ranges: AnonymizerRanges;
+  /** Per-address observations, in budgetBytes minus the ranges' share. */
+  private readonly store: AddressStore;
+  private readonly budget: number;
   private lastPrune = 0;
+  /** The clock in Unix seconds, read once per observe call. */
+  private nowS = 0;
   /** Per team: its overlays as a range table; teams without overlays are absent (one Map miss). */
   private overlays = new Map<string, RangeSets<Overlay>>();
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    options: IntelIndexOptions = {},
+  ) {
+    const budget = (this.budget = options.budgetBytes ?? DEFAULT_BUDGET_BYTES);
+    const rangeBytes = Math.floor(budget * RANGE_SHARE);
+    let reached = false;
+    const onBudgetReached = () => {
+      if (reached) return;
+      reached = true;
+      options.onBudgetReached?.();
+    };
+    this.store = new AddressStore({ budgetBytes: budget - rangeBytes, feeds: FEED_IDS, onBudgetReached, seed: options.seed });
+    this.ranges = new AnonymizerRanges(Math.max(1, Math.floor(rangeBytes / RANGE_BYTES)), onBudgetReached);
+  }
 
   /** Replaces the list table (called at start and whenever the list store's revision changes). */
   setLists(lists: readonly IntelList[]): void {
@@ -82,42 +115,46 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     this.overlays = new Map([...byOrg].map(([org, entries]) => [org, RangeSets.build(entries)]));
   }
 
+  /** Addresses with feed observations held. */
   get addresses(): number {
-    return this.facts.size;
+    return this.store.addresses;
+  }
+
+  stats(): IntelIndexStats {
+    return {
+      addresses: this.store.addresses,
+      anonymizer_ranges: this.ranges.size,
+      bytes: this.store.bytes + this.ranges.size * RANGE_BYTES,
+      budget_bytes: this.budget,
+      evictions: { addresses: this.store.evictions, ranges: this.ranges.evictions },
+    };
+  }
+
+  /** Every address with feed observations, as canonical text (benchmarks and tests). */
+  addressTexts(): string[] {
+    return this.store.addressTexts();
   }
 
   /** The feed observer: every accepted (or replayed) record updates the index at once. */
   observe = (feed: FeedDef, messages: readonly FeedMessage[]): void => {
+    const nowS = (this.nowS = Math.floor(this.clock.now() / 1000));
     for (const { record } of messages) this.observeRecord(feed.id, record);
-    const nowS = Math.floor(this.clock.now() / 1000);
-    if (nowS - this.lastPrune >= PRUNE_EVERY_S) this.prune(nowS);
+    this.store.settle(nowS);
+    if (nowS - this.lastPrune >= PRUNE_EVERY_S) {
+      this.lastPrune = nowS;
+      this.store.startPrune(nowS - WINDOW_S);
+      this.ranges.prune(nowS - WINDOW_S);
+    }
+    // The address sweep goes on a step per call rather than all at once.
+    this.store.pruneStep(PRUNE_STEP);
   };
 
-  private at(ip: unknown): AddressFacts | undefined {
-    if (typeof ip !== 'string' || ip === '') return undefined;
-    // Records are canonical (ingestion canonicalises IP members), so the text is the key lookups use.
-    let f = this.facts.get(ip);
-    if (!f) {
-      // Canonical text as the key even for a record written before canonicalisation existed.
-      const parsed = parseIp(ip);
-      if (!parsed) return undefined;
-      f = this.facts.get(parsed.text);
-      if (!f) {
-        this.facts.set(parsed.text, (f = {}));
-        this.mark(parsed);
-      }
-    }
-    return f;
-  }
-
-  private mark(ip: ParsedIp): void {
-    const block = ip.version === 4 ? ip.v4 >>> 8 : ip.v6[0]! >>> 8;
-    (ip.version === 4 ? this.known4 : this.known6)[block >>> 3]! |= 1 << (block & 7);
-  }
-
-  private maybeKnown(ip: ParsedIp): boolean {
-    const block = ip.version === 4 ? ip.v4 >>> 8 : ip.v6[0]! >>> 8;
-    return ((ip.version === 4 ? this.known4 : this.known6)[block >>> 3]! & (1 << (block & 7))) !== 0;
+  /** The address's entry (made if new), or 0 for a missing or invalid address or time. */
+  private at(ip: unknown, t: number): number {
+    if (typeof ip !== 'string' || ip === '' || !(t >= 0 && t <= 0xffffffff)) return 0;
+    // Records are canonical (ingestion canonicalises IP members); parsing also takes older records.
+    const parsed = parseIp(ip);
+    return parsed ? this.store.entry(parsed, this.nowS) : 0;
   }
 
   private observeRecord(feed: string, r: Record<string, unknown>): void {
@@ -125,19 +162,19 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     switch (feed) {
       case 'proxies':
       case 'ja4t': {
-        const f = this.at(r.ip);
-        if (!f) return;
-        bump((f.providers ??= new Map()), `${r.provider}|${r.type}`, feed, ts);
+        const e = this.at(r.ip, ts);
+        if (!e) return;
+        this.store.bump(e, PROVIDER, `${r.provider}|${r.type}`, feed, ts);
         const device = feed === 'ja4t' ? deviceFromJa4t(r.ja4t as string) : undefined;
-        if (device) this.device(f, device.os, device.version, feed, ts);
+        if (device) this.store.device(e, device.os, device.version, feed, ts);
         return;
       }
       case 'anonymizers':
-        return this.anonymizer(r, ts);
+        return this.ranges.observe(r, ts);
       case 'torrents':
         for (const p of (r.peers as Array<{ ip: string }> | undefined) ?? []) {
-          const f = this.at(p.ip);
-          if (f) bump((f.behaviors ??= new Map()), 'TORRENTING', feed, ts);
+          const e = this.at(p.ip, ts);
+          if (e) this.store.bump(e, BEHAVIOR, 'TORRENTING', feed, ts);
         }
         return;
       case 'honeypot_http':
@@ -150,146 +187,93 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     }
   }
 
-  private anonymizer(r: Record<string, unknown>, ts: number): void {
-    const key = `${r.range_start}-${r.range_end}|${r.provider}|${r.type}`;
-    const known = this.anonymizerRefs.get(key);
-    if (known) {
-      // A re-announced range only moves its times: no table rebuild.
-      const o = known.value.origin as Extract<RangeRef['origin'], { source: 'feed' }>;
-      if (ts > o.last) o.last = ts;
-      if (ts < o.first) o.first = ts;
-      o.count++;
-      return;
-    }
-    const a = parseIp(r.range_start as string);
-    const b = parseIp(r.range_end as string);
-    if (!a || !b || a.version !== b.version) return;
-    const value: RangeRef = { provider: r.provider as string, type: r.type as string, behavior: false, origin: { source: 'feed', feed: 'anonymizers', first: ts, last: ts, count: 1 } };
-    const entry: RangeEntry<RangeRef> = a.version === 4 ? { version: 4, start: a.v4, end: (b as typeof a).v4, value } : { version: 6, start: v6Value(a.v6), end: v6Value((b as typeof a).v6), value };
-    this.anonymizerRefs.set(key, entry);
-    this.pending.push(entry);
-    // Folded into the table off the lookup path: soon by a timer, or at once (here, on the ingest
-    // path) when the pending list outgrows a quarter of the table, which keeps a replay's rebuilds
-    // geometric (amortised O(n log n)) and a lookup's scan short.
-    if (this.pending.length > Math.max(MAX_PENDING, this.anonymizerRefs.size / 4)) this.rebuildAnonymizers();
-    else this.rebuildTimer ??= setTimeout(() => this.rebuildAnonymizers(), REBUILD_DELAY_MS).unref();
-  }
-
-  private rebuildAnonymizers(): void {
-    clearTimeout(this.rebuildTimer);
-    this.rebuildTimer = undefined;
-    this.anonymizers = RangeSets.build([...this.anonymizerRefs.values()]);
-    this.pending = [];
+  /** Folds new anonymizer ranges into their table now (benchmarks; a timer does it within a second). */
+  rebuildAnonymizers(): void {
+    this.ranges.rebuild();
   }
 
   /** Stops the pending rebuild timer (the app closes the index). */
   close(): void {
-    clearTimeout(this.rebuildTimer);
-    this.rebuildTimer = undefined;
+    this.ranges.close();
   }
 
   private http(r: Record<string, unknown>, t: number): void {
-    const f = this.at(r.source_ip);
-    if (!f) return;
+    const e = this.at(r.source_ip, t);
+    if (!e) return;
     const d = r.details as { method: string; uri: string; headers: Record<string, string> };
     const raw = typeof r.raw === 'string' ? r.raw : '';
     const bodyAt = raw.indexOf('\r\n\r\n');
     const s = httpSignals(d.method, d.uri, d.headers, bodyAt >= 0 ? raw.slice(bodyAt + 4) : '');
-    const behaviors = (f.behaviors ??= new Map());
+    const store = this.store;
     const feed = 'honeypot_http';
-    if (s.programmatic) bump(behaviors, 'PROGRAMMATIC_TRAFFIC', feed, t);
-    if (s.exploit || s.dropper) bump(behaviors, 'MALICIOUS_TRAFFIC', feed, t);
+    if (s.programmatic) store.bump(e, BEHAVIOR, 'PROGRAMMATIC_TRAFFIC', feed, t);
+    if (s.exploit || s.dropper) store.bump(e, BEHAVIOR, 'MALICIOUS_TRAFFIC', feed, t);
     if (s.dropper) {
-      bump(behaviors, 'COMPROMISED_DEVICE', feed, t);
-      bump((f.categories ??= new Map()), 'BOTNET', feed, t);
+      store.bump(e, BEHAVIOR, 'COMPROMISED_DEVICE', feed, t);
+      store.bump(e, CATEGORY, 'BOTNET', feed, t);
     }
     if (s.login) {
-      const w = f.logins && t - f.logins.start < LOGIN_WINDOW_S ? f.logins : (f.logins = { start: t, n: 0 });
-      w.n++;
+      const n = store.login(e, t, LOGIN_WINDOW_S);
       // The threshold-crossing attempt brings the earlier ones of its window in as observations.
-      if (w.n === LOGIN_THRESHOLD) bump(behaviors, 'CREDENTIAL_STUFFING', feed, t, LOGIN_THRESHOLD);
-      else if (w.n > LOGIN_THRESHOLD) bump(behaviors, 'CREDENTIAL_STUFFING', feed, t);
+      if (n === LOGIN_THRESHOLD) store.bump(e, BEHAVIOR, 'CREDENTIAL_STUFFING', feed, t, LOGIN_THRESHOLD);
+      else if (n > LOGIN_THRESHOLD) store.bump(e, BEHAVIOR, 'CREDENTIAL_STUFFING', feed, t);
     }
+    // Distinct domain + path (query ignored), held as 32-bit hashes: 20 of them collide with odds of
+    // about 1 in 10^8, and the window costs a few words instead of a set of strings.
     const q = d.uri.indexOf('?');
-    const path = `${r.domain}${q >= 0 ? d.uri.slice(0, q) : d.uri}`;
-    const w = f.paths && t - f.paths.start < CRAWL_WINDOW_S ? f.paths : (f.paths = { start: t, seen: new Set() });
-    if (w.seen.size < CRAWL_THRESHOLD) w.seen.add(path);
-    if (w.seen.size >= CRAWL_THRESHOLD) bump(behaviors, 'ACTIVE_CRAWLER', feed, t);
-    if (behaviors.size === 0) f.behaviors = undefined;
+    const paths = store.crawl(e, t, pathHash(r.domain as string, d.uri, q >= 0 ? q : d.uri.length), CRAWL_WINDOW_S, CRAWL_THRESHOLD);
+    if (paths >= CRAWL_THRESHOLD) store.bump(e, BEHAVIOR, 'ACTIVE_CRAWLER', feed, t);
     const device = deviceFromUserAgent(headerValue(d.headers, 'user-agent'));
-    if (device) this.device(f, device.os, device.version, feed, t);
+    if (device) store.device(e, device.os, device.version, feed, t);
   }
 
   private adb(r: Record<string, unknown>, t: number): void {
-    const f = this.at(r.source_ip);
-    if (!f) return;
-    const behaviors = (f.behaviors ??= new Map());
+    const e = this.at(r.source_ip, t);
+    if (!e) return;
+    const store = this.store;
     // Any shell command sent to an exposed debug port is unsolicited access.
-    bump(behaviors, 'MALICIOUS_TRAFFIC', 'honeypot_adb', t);
+    store.bump(e, BEHAVIOR, 'MALICIOUS_TRAFFIC', 'honeypot_adb', t);
     const s = adbSignals(Buffer.from(r.command as string, 'base64').toString('latin1'));
     if (!s.dropper) return;
-    bump(behaviors, 'COMPROMISED_DEVICE', 'honeypot_adb', t);
-    if (s.family) bump((f.providers ??= new Map()), `${s.family}|BOTNET`, 'honeypot_adb', t);
-    else bump((f.categories ??= new Map()), 'BOTNET', 'honeypot_adb', t);
+    store.bump(e, BEHAVIOR, 'COMPROMISED_DEVICE', 'honeypot_adb', t);
+    if (s.family) store.bump(e, PROVIDER, `${s.family}|BOTNET`, 'honeypot_adb', t);
+    else store.bump(e, CATEGORY, 'BOTNET', 'honeypot_adb', t);
   }
 
-  private device(f: AddressFacts, os: string, version: string, feed: string, t: number): void {
-    const key = `${os}|${feed}`;
-    const d = (f.devices ??= new Map()).get(key);
-    if (!d) f.devices.set(key, { os, feed, version, first: t, last: t, count: 1 });
-    else {
-      d.count++;
-      if (t >= d.last) {
-        d.last = t;
-        if (version) d.version = version;
-      }
-      if (t < d.first) d.first = t;
-    }
-  }
-
-  /** Drops addresses and anonymizer ranges with nothing inside the window, so memory follows it. */
+  /** Drops addresses and anonymizer ranges with nothing inside the window, so memory follows it (all at once). */
   prune(nowS = Math.floor(this.clock.now() / 1000)): void {
     this.lastPrune = nowS;
-    const horizon = nowS - WINDOW_S;
-    for (const [ip, f] of this.facts) if (lastSeen(f) < horizon) this.facts.delete(ip);
-    this.known4.fill(0);
-    this.known6.fill(0);
-    for (const ip of this.facts.keys()) this.mark(parseIp(ip)!);
-    // Aged ranges are already ignored at lookup; the rebuild only frees them.
-    let dropped = 0;
-    for (const [key, e] of this.anonymizerRefs) {
-      if ((e.value.origin as { last: number }).last < horizon) {
-        this.anonymizerRefs.delete(key);
-        dropped++;
-      }
-    }
-    if (dropped > 0) this.rebuildAnonymizers();
-  }
-
-  /** Anonymizer ranges holding the address: the table's set, plus any pending new range. */
-  private anonymizerMatches(ip: ParsedIp): readonly RangeRef[] | undefined {
-    const inTable = this.anonymizers.find(ip);
-    if (this.pending.length === 0) return inTable;
-    let out: RangeRef[] | undefined;
-    const v6 = ip.version === 6 ? v6Value(ip.v6) : 0n;
-    for (const e of this.pending) {
-      const hit = e.version === 4 ? ip.version === 4 && e.start <= ip.v4 && ip.v4 <= e.end : ip.version === 6 && e.start <= v6 && v6 <= e.end;
-      if (hit) (out ??= [...(inTable ?? [])]).push(e.value);
-    }
-    return out ?? inTable;
+    this.store.startPrune(nowS - WINDOW_S);
+    while (this.store.pruneStep(Infinity));
+    this.ranges.prune(nowS - WINDOW_S);
   }
 
   intelligence(ip: ParsedIp, orgId?: string): Intelligence {
     const listed = this.lists.find(ip);
-    const ranged = this.anonymizerMatches(ip);
-    const f = this.maybeKnown(ip) ? this.facts.get(ip.text) : undefined;
+    const ranged = this.ranges.matches(ip);
+    const e = this.store.find(ip);
     const overlaid = orgId === undefined ? undefined : this.overlays.get(orgId)?.find(ip);
-    if (!listed && !ranged && !f && !overlaid) return NO_INTELLIGENCE;
-    return composeIntelligence(listed, ranged, f, overlaid, Math.floor(this.clock.now() / 1000)).intelligence;
+    if (!listed && !ranged && e === 0 && !overlaid) return NO_INTELLIGENCE;
+    const obs = e === 0 ? undefined : this.store.observations(e);
+    return composeIntelligence(listed, ranged, obs, overlaid, Math.floor(this.clock.now() / 1000)).intelligence;
   }
 
   explain(ip: ParsedIp, orgId?: string): { intelligence: Intelligence; evidence: Evidence } {
     const overlaid = orgId === undefined ? undefined : this.overlays.get(orgId)?.find(ip);
-    return composeIntelligence(this.lists.find(ip), this.anonymizerMatches(ip), this.facts.get(ip.text), overlaid, Math.floor(this.clock.now() / 1000));
+    const e = this.store.find(ip);
+    const obs = e === 0 ? undefined : this.store.observations(e);
+    return composeIntelligence(this.lists.find(ip), this.ranges.matches(ip), obs, overlaid, Math.floor(this.clock.now() / 1000));
   }
+}
+
+/** FNV-1a over the domain and the URI up to `end` (the query's '?'), then murmur3's finaliser: no string is built. */
+function pathHash(domain: string, uri: string, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < domain.length; i++) h = Math.imul(h ^ domain.charCodeAt(i), 0x01000193);
+  for (let i = 0; i < end; i++) h = Math.imul(h ^ uri.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
 }
