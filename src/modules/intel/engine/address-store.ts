@@ -109,82 +109,84 @@ export class AddressStore {
     if (this.pool.bytes > this.stringLimit) this.makeRoom(nowS);
   }
 
+  /** Set by seek() when a slot is missing: the slot a new one is linked after (0: first of its entry). */
+  private insertAfter = 0;
+
   /** One more observation of (kind, key) by feed at t (n observations at once). */
   bump(e: number, kind: number, key: string, feed: string, t: number, n = 1): void {
     const slots = this.arena.slots;
-    const id = this.pool.idOf(key);
-    const f = this.feedIndex.get(feed)!;
-    let after = 0;
-    let tail = 0;
-    if (id >= 0) {
-      const tag = (kind | (f << 3) | (id << KEY_SHIFT)) >>> 0;
-      const kindKey = tag & KIND_KEY;
-      for (let s = this.arena.head[e]!; s !== 0; s = slots[s * W + NEXT]!) {
-        const o = s * W;
-        const sTag = slots[o + TAG]!;
-        if (sTag === tag) {
-          if (t < slots[o + FIRST]!) slots[o + FIRST] = t;
-          if (t > slots[o + LAST]!) slots[o + LAST] = t;
-          slots[o + COUNT] = slots[o + COUNT]! + n;
-          return;
-        }
-        if ((sTag & KIND_KEY) === kindKey) after = s;
-        tail = s;
-      }
-    } else {
-      if (this.pool.size >= MAX_KEYS) return;
-      tail = this.tail(e);
+    const s = this.seek(e, kind, key, feed);
+    if (s > 0) {
+      const o = s * W;
+      if (t < slots[o + FIRST]!) slots[o + FIRST] = t;
+      if (t > slots[o + LAST]!) slots[o + LAST] = t;
+      slots[o + COUNT] = slots[o + COUNT]! + n;
+      return;
     }
-    const kid = id >= 0 ? id : this.acquireNew(e, key);
-    if (id >= 0) this.pool.retain(id);
-    const s = this.link(e, after || tail, kind, f, kid);
-    const o = s * W;
-    slots[o + FIRST] = t;
-    slots[o + LAST] = t;
-    slots[o + COUNT] = n;
+    if (s === 0) this.place(e, kind, key, feed, t, n);
   }
 
   /** A device observation: the latest version seen wins (an empty one never replaces a known one). */
   device(e: number, os: string, version: string, feed: string, t: number): void {
     const slots = this.arena.slots;
-    const id = this.pool.idOf(os);
-    const f = this.feedIndex.get(feed)!;
+    const s = this.seek(e, DEVICE, os, feed);
+    if (s > 0) {
+      const o = s * W;
+      slots[o + COUNT] = slots[o + COUNT]! + 1;
+      if (t >= slots[o + LAST]!) {
+        slots[o + LAST] = t;
+        if (version) {
+          const v = this.acquire(e, version);
+          this.pool.release(slots[o + EXTRA]!);
+          slots[o + EXTRA] = v;
+        }
+      }
+      if (t < slots[o + FIRST]!) slots[o + FIRST] = t;
+      return;
+    }
+    if (s === 0) this.arena.slots[this.place(e, DEVICE, os, feed, t, 1) * W + EXTRA] = this.acquire(e, version);
+  }
+
+  /**
+   * The slot of (kind, key, feed) at entry e: its index when it exists (> 0); 0 when it does not, with
+   * insertAfter set to the slot a new one goes after (the last of the same kind and key, else the
+   * tail, keeping the order each key was first seen); -1 when no new key fits in the key table.
+   */
+  private seek(e: number, kind: number, key: string, feed: string): number {
+    const slots = this.arena.slots;
+    const id = this.pool.idOf(key);
+    if (id < 0) {
+      if (this.pool.size >= MAX_KEYS) return -1;
+      this.insertAfter = this.tail(e);
+      return 0;
+    }
+    const tag = (kind | (this.feedIndex.get(feed)! << 3) | (id << KEY_SHIFT)) >>> 0;
+    const kindKey = tag & KIND_KEY;
     let after = 0;
     let tail = 0;
-    if (id >= 0) {
-      const tag = (DEVICE | (f << 3) | (id << KEY_SHIFT)) >>> 0;
-      const kindKey = tag & KIND_KEY;
-      for (let s = this.arena.head[e]!; s !== 0; s = slots[s * W + NEXT]!) {
-        const o = s * W;
-        const sTag = slots[o + TAG]!;
-        if (sTag === tag) {
-          slots[o + COUNT] = slots[o + COUNT]! + 1;
-          if (t >= slots[o + LAST]!) {
-            slots[o + LAST] = t;
-            if (version) {
-              const v = this.acquire(e, version);
-              this.pool.release(slots[o + EXTRA]!);
-              slots[o + EXTRA] = v;
-            }
-          }
-          if (t < slots[o + FIRST]!) slots[o + FIRST] = t;
-          return;
-        }
-        if ((sTag & KIND_KEY) === kindKey) after = s;
-        tail = s;
-      }
-    } else {
-      if (this.pool.size >= MAX_KEYS) return;
-      tail = this.tail(e);
+    for (let s = this.arena.head[e]!; s !== 0; s = slots[s * W + NEXT]!) {
+      const sTag = slots[s * W + TAG]!;
+      if (sTag === tag) return s;
+      if ((sTag & KIND_KEY) === kindKey) after = s;
+      tail = s;
     }
-    const kid = id >= 0 ? id : this.acquireNew(e, os);
+    this.insertAfter = after || tail;
+    return 0;
+  }
+
+  /** Links a new slot for (kind, key, feed) after the one seek() named, first seen at t; returns its index. */
+  private place(e: number, kind: number, key: string, feed: string, t: number, n: number): number {
+    const after = this.insertAfter;
+    const id = this.pool.idOf(key);
+    const kid = id >= 0 ? id : this.acquireNew(e, key);
     if (id >= 0) this.pool.retain(id);
-    const s = this.link(e, after || tail, DEVICE, f, kid);
+    const s = this.link(e, after, kind, this.feedIndex.get(feed)!, kid);
     const o = s * W;
+    const slots = this.arena.slots;
     slots[o + FIRST] = t;
     slots[o + LAST] = t;
-    slots[o + COUNT] = 1;
-    this.arena.slots[o + EXTRA] = this.acquire(e, version);
+    slots[o + COUNT] = n;
+    return s;
   }
 
   /** CREDENTIAL_STUFFING window: counts a login attempt at t; a window opens at the first attempt and lasts windowS. Returns the attempts in it. */
