@@ -5,6 +5,7 @@ import type { CreditLedger } from '../credits/credit-ledger.ts';
 import type { AccountStore, KeyOwner } from './account-store.ts';
 import type { Scope } from './scopes.ts';
 import { isAppError } from '../../errors.ts';
+import { BackgroundOnce } from '../../lib/background-once.ts';
 
 /** The authenticated caller of one request. */
 export interface Caller {
@@ -59,7 +60,7 @@ export class AccountService {
   /** When the store last failed as unavailable; undefined once it answers again. */
   private storeFailingSince: number | undefined;
   /** Keys being verified again in the background while the store is failing. */
-  private readonly refreshing = new Set<string>();
+  private readonly refreshing = new BackgroundOnce<string>();
 
   constructor(
     private readonly store: AccountStore,
@@ -78,20 +79,12 @@ export class AccountService {
       if (entry.until > now) return entry.result;
       // The store is failing: answer from the last verdict at once and verify again in the background.
       if (this.storeFailingSince !== undefined && now - entry.until < STALE_VERDICT_MAX_MS) {
-        this.refreshInBackground(secret);
+        this.refreshing.start(secret, () => this.lookup(secret));
         return entry.result;
       }
     }
     if (!KEY_SHAPE.test(secret)) return INVALID;
     return this.lookup(secret);
-  }
-
-  private refreshInBackground(secret: string): void {
-    if (this.refreshing.has(secret)) return;
-    this.refreshing.add(secret);
-    this.lookup(secret)
-      .catch(() => {})
-      .finally(() => this.refreshing.delete(secret));
   }
 
   private async lookup(secret: string): Promise<VerifyResult> {

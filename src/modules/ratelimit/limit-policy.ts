@@ -1,5 +1,6 @@
 import type { Clock } from '../../lib/clock.ts';
 import { isAppError } from '../../errors.ts';
+import { BackgroundOnce } from '../../lib/background-once.ts';
 import type { MaybePromise } from '../../lib/maybe-promise.ts';
 import type { AccountStore } from '../accounts/account-store.ts';
 import { DEFAULT_BUCKETS, type BucketName, type BucketRule } from './buckets.ts';
@@ -20,7 +21,7 @@ export class LimitPolicy {
   private readonly rules = new Map<string, TeamRules>();
   /** Set while the store fails as unavailable: known teams keep their last rules meanwhile. */
   private storeFailing = false;
-  private readonly refreshing = new Set<string>();
+  private readonly refreshing = new BackgroundOnce<string>();
 
   constructor(
     private readonly store: AccountStore,
@@ -61,18 +62,10 @@ export class LimitPolicy {
     // The store is failing: a known team keeps its last rules (read again in the background) rather
     // than wait on the store for every request.
     if (this.storeFailing) {
-      this.refreshInBackground(orgId);
+      this.refreshing.start(orgId, () => this.load(orgId));
       return team;
     }
     return undefined;
-  }
-
-  private refreshInBackground(orgId: string): void {
-    if (this.refreshing.has(orgId)) return;
-    this.refreshing.add(orgId);
-    this.load(orgId)
-      .catch(() => {})
-      .finally(() => this.refreshing.delete(orgId));
   }
 
   private async load(orgId: string): Promise<TeamRules> {
