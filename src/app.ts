@@ -275,7 +275,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       },
       onError: (job, e) => {
         metrics.exportJobs.inc({ kind: typeof job === 'string' ? job : job.kind, outcome: 'failed' });
-        logger.error({ job, err: e.message }, 'export job failed; retried at the next wake');
+        logger.error({ job, err: e.message }, 'export job failed; retried in a minute');
       },
       onDamagedLines,
       onRecovered,

@@ -10,7 +10,7 @@ import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
 import { HOUR_MS } from '../feeds/feed-log.ts';
-import { dueJobs, ExportScheduler, nextWakeMs, type DueJob, type FeedView } from './export-scheduler.ts';
+import { dueJobs, ExportScheduler, nextWakeMs, RETRY_MS, type DueJob, type FeedView } from './export-scheduler.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 import type { RecoveryReport } from './publish-recovery.ts';
 import type { Snapshot } from './snapshot-catalog.ts';
@@ -93,6 +93,22 @@ describe(ExportScheduler.name, () => {
       fns[0]!();
       while (timers.length < 2) await new Promise((r) => setTimeout(r, 5));
       assert.deepEqual(timers, [0, 31 * MIN], 'from 00:30 the next wake is 01:01');
+      // A job that fails is tried again a minute later, not at the next boundary.
+      clock.set(D + HOUR_MS + 2 * MIN);
+      const put = deps.store.put.bind(deps.store);
+      deps.store.put = async () => {
+        throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+      };
+      fns[1]!();
+      while (timers.length < 3) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(errors.length, 1);
+      assert.equal(timers[2], RETRY_MS);
+      deps.store.put = put;
+      fns[2]!();
+      while (timers.length < 4) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(errors.length, 1, 'the retry succeeded');
+      assert.equal((await catalog.latestHourly('ja4t'))?.hour, 0);
+      assert.equal(timers[3], HOUR_MS - MIN, 'then back to the boundaries: 02:01');
       await sched.stop();
     } finally {
       writer.close();

@@ -19,6 +19,9 @@ export interface ScheduleOptions {
   lookbackDays: number;
 }
 
+/** How soon a pass in which a job failed is followed by another (ms). */
+export const RETRY_MS = 60_000;
+
 export const DEFAULT_SCHEDULE: ScheduleOptions = { hourlyDelayMs: 60_000, rollupAtMs: 30 * 60_000, lookbackDays: 7 };
 
 /** What the scheduler knows of one feed. */
@@ -86,11 +89,13 @@ export interface SchedulerHooks {
 
 /**
  * Runs due jobs one at a time (a rollup and the next day's hour 00 share a key, so they must not
- * overlap), then sleeps until the next boundary. A failed job is retried at the next wake.
+ * overlap), then sleeps until the next boundary. A failed job is retried a minute later.
  */
 export class ExportScheduler {
   private timer: unknown;
   private running: Promise<void> | undefined;
+  /** Set by a pass in which a job failed: the next pass comes after RETRY_MS, not at the next boundary. */
+  private failed = false;
   private stopped = true;
   private stopping = false;
 
@@ -140,6 +145,7 @@ export class ExportScheduler {
         await this.lane.run(() => (job.kind === 'hourly' ? runHourly(deps, job.feed, job.hourStartMs) : runRollup(deps, job.feed, job.date)));
         this.hooks.onDone?.(job);
       } catch (e) {
+        this.failed = true;
         this.hooks.onError?.(job, e as Error);
       }
     }
@@ -150,9 +156,12 @@ export class ExportScheduler {
     if (this.stopped) return;
     const set = this.hooks.setTimer ?? ((fn, d) => setTimeout(fn, d));
     const t = set(() => {
+      this.failed = false;
       this.running = this.tick().then(
-        () => this.arm(Math.max(0, nextWakeMs(this.clock.now(), this.opts) - this.clock.now())),
-        () => this.arm(60_000),
+        // A job that failed (a disk full for a moment, the database locked by another process) is
+        // tried again a minute later rather than at the next boundary, up to an hour away.
+        () => this.arm(this.failed ? RETRY_MS : Math.max(0, nextWakeMs(this.clock.now(), this.opts) - this.clock.now())),
+        () => this.arm(RETRY_MS),
       );
     }, ms);
     t.unref?.();
