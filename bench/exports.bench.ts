@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { FEEDS } from '../src/modules/feeds/feed-catalog.ts';
-import { HOUR_MS } from '../src/modules/feeds/feed-log.ts';
+import { HOUR_MS } from '../src/lib/time.ts';
 import { ParquetWriter } from '../src/modules/exports/parquet-writer.ts';
 import { FileFeedLog } from '../src/storage/embedded/file-feed-log.ts';
 import { FsObjectStore } from '../src/storage/embedded/fs-object-store.ts';

@@ -15,7 +15,7 @@ import { Simulator, simulatorDeps } from '../src/modules/feeds/simulator/simulat
 import { IntelIndex, WINDOW_S } from '../src/modules/intel/engine/intel-index.ts';
 import { loadDataset } from '../src/modules/intel/ip-dataset.ts';
 import { ensureRealDataset } from '../src/modules/intel/test-dataset.ts';
-import { parseIp, type ParsedIp } from '../src/modules/lookup/ip-address.ts';
+import { parseIp, type ParsedIp } from '../src/lib/ip-address.ts';
 import { FileFeedLog } from '../src/storage/embedded/file-feed-log.ts';
 import { MemoryFeedBus } from '../src/storage/embedded/memory-feed-bus.ts';
 

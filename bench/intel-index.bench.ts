@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { statSync } from 'node:fs';
 import { loadDataset } from '../src/modules/intel/ip-dataset.ts';
 import { ensureRealDataset } from '../src/modules/intel/test-dataset.ts';
-import { parseIp, type ParsedIp } from '../src/modules/lookup/ip-address.ts';
+import { parseIp, type ParsedIp } from '../src/lib/ip-address.ts';
 
 function randomPublicV4(): ParsedIp {
   for (;;) {

@@ -20,7 +20,7 @@ import { loadDataset, type LoadedIpDataset } from '../src/modules/intel/ip-datas
 import { mmdbAnswer } from '../src/modules/intel/mmdb-writer.ts';
 import { words } from '../src/modules/intel/random-ranges.ts';
 import { ensureRealDataset, ensureRealMmdb } from '../src/modules/intel/test-dataset.ts';
-import { formatV4, formatV6, parseIp, type ParsedIp } from '../src/modules/lookup/ip-address.ts';
+import { formatV4, formatV6, parseIp, type ParsedIp } from '../src/lib/ip-address.ts';
 import { LookupService } from '../src/modules/lookup/lookup-service.ts';
 
 const ORG = 'org_bench';

@@ -33,7 +33,7 @@ import type { LineDamage } from './modules/feeds/log-lines.ts';
 import { replayLog } from './modules/feeds/log-replay.ts';
 import { Simulator, simulatorDeps } from './modules/feeds/simulator/simulator.ts';
 import { mulberry32 } from './modules/feeds/simulator/random.ts';
-import { parseIp } from './modules/lookup/ip-address.ts';
+import { parseIp } from './lib/ip-address.ts';
 import { join } from 'node:path';
 import { CursorCodec } from './modules/exports/cursor-codec.ts';
 import { ExportScheduler } from './modules/exports/export-scheduler.ts';

@@ -1,5 +1,5 @@
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type IpDataset, type LocationRecord, type NetworkRecord } from '../../src/modules/lookup/intel-source.ts';
-import type { ParsedIp } from '../../src/modules/lookup/ip-address.ts';
+import type { ParsedIp } from '../../src/lib/ip-address.ts';
 
 /**
  * A three-range dataset for transport tests, where the IP data itself is not under test.

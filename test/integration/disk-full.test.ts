@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.ts';
 import { sampleRecords } from '../helpers/feed-fixtures.ts';
 import { fillDisk, privateTmpfs } from '../helpers/tmpfs.ts';
-import { hourOf } from '../../src/modules/feeds/feed-log.ts';
+import { hourOf } from '../../src/lib/time.ts';
 
 const TOKEN = 'operator-token-for-tests-0123456789';
 

@@ -1,3 +1,4 @@
+import { MINUTE_MS, HOUR_MS, DAY_MS } from '../../lib/time.ts';
 import { WINDOW_DAYS, windowDates, type DomainData, type DomainIntelSource } from './domain-source.ts';
 import { bumpSeries, countOf, newSeries, trimSeries, unitOf, type DaySeries } from './day-series.ts';
 import { IpDays, hashIp } from './ip-sketch.ts';
@@ -43,9 +44,6 @@ export interface DomainAggregatesSize {
   approxBytes: number;
 }
 
-const MINUTE_MS = 60_000;
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 /** The 30-day window plus 2 days of tolerance for sensor clocks running ahead. */
 const DAY_SLOTS = WINDOW_DAYS + 2;
 export const RECENT_KEEP = 1000;

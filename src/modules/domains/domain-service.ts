@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Caller } from '../accounts/account-service.ts';
 import type { CreditLedger } from '../credits/credit-ledger.ts';
 import { charge, type Billed } from '../lookup/lookup-service.ts';
-import { normalizeDomain } from './domain-name.ts';
+import { normalizeDomain } from '../../lib/domain-name.ts';
 import type { DomainData, DomainIntelSource } from './domain-source.ts';
 
 export const DEFAULT_RECENT = 50;

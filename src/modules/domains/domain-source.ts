@@ -1,3 +1,4 @@
+import { DAY_MS } from '../../lib/time.ts';
 /** service.md's domain lookup `data` member. */
 export interface DomainData {
   domain: string;
@@ -27,7 +28,6 @@ export interface DomainIntelSource {
 }
 
 export const WINDOW_DAYS = 30;
-const DAY_MS = 86_400_000;
 
 /** The 30 UTC dates ending with today's, oldest first. */
 export function windowDates(nowMs: number): string[] {

@@ -1,4 +1,4 @@
-import { parseIp } from '../lookup/ip-address.ts';
+import { parseIp } from '../../lib/ip-address.ts';
 
 /**
  * Hides the host part of a source IP for public output: the last IPv4 octet or the last IPv6 group

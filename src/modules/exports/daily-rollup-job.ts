@@ -2,7 +2,8 @@ import type { FeedId } from '../feeds/feed-catalog.ts';
 import { publishSnapshot, type ExportJobDeps } from './export-job.ts';
 import { writeDay, type DaySources } from './rollup-sources.ts';
 import type { Snapshot } from './snapshot-catalog.ts';
-import { dailyKey, dayStartMs } from './snapshot-keys.ts';
+import { dailyKey } from './snapshot-keys.ts';
+import { dayStartMs } from '../../lib/time.ts';
 
 /**
  * Rolls a UTC date of a feed into `{feed}/{YYYY}/{MM}/{DD}/{feed}.parquet`, then removes that date's

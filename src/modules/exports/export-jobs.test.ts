@@ -9,7 +9,7 @@ import { FileFeedLog } from '../../storage/embedded/file-feed-log.ts';
 import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite, type SqliteDb } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
-import { HOUR_MS } from '../feeds/feed-log.ts';
+import { HOUR_MS } from '../../lib/time.ts';
 import { runRollup } from './daily-rollup-job.ts';
 import type { ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';

@@ -9,7 +9,7 @@ import { FileFeedLog } from '../../storage/embedded/file-feed-log.ts';
 import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
-import { HOUR_MS } from '../feeds/feed-log.ts';
+import { HOUR_MS } from '../../lib/time.ts';
 import { dueJobs, ExportScheduler, nextWakeMs, RETRY_MS, type DueJob, type FeedView } from './export-scheduler.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 import type { RecoveryReport } from './publish-recovery.ts';

@@ -1,12 +1,12 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { FeedId } from '../feeds/feed-catalog.ts';
-import { HOUR_MS, hourOf } from '../feeds/feed-log.ts';
+import { HOUR_MS, hourOf } from '../../lib/time.ts';
 import { runRollup } from './daily-rollup-job.ts';
 import { sweepWorkDir, type DamageReport, type ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
 import { JobLane } from './job-lane.ts';
 import { recoverPublishes, type RecoveryReport } from './publish-recovery.ts';
-import { DAY_MS, dayStartMs, utcDate } from './snapshot-keys.ts';
+import { DAY_MS, dayStartMs, utcDate } from '../../lib/time.ts';
 
 export type DueJob = { kind: 'hourly'; feed: FeedId; hourStartMs: number } | { kind: 'rollup'; feed: FeedId; date: string };
 

@@ -4,7 +4,7 @@ import type { FeedDef } from '../feeds/feed-catalog.ts';
 import type { CursorCodec } from './cursor-codec.ts';
 import type { ObjectStore } from './object-store.ts';
 import type { Snapshot, SnapshotCatalog } from './snapshot-catalog.ts';
-import { DAY_MS, dayStartMs, utcDate } from './snapshot-keys.ts';
+import { DAY_MS, dayStartMs, utcDate } from '../../lib/time.ts';
 import { parseSnapshotRef, snapshotId } from './snapshot-id.ts';
 
 export const LIST_DEFAULT = 100;

@@ -1,8 +1,9 @@
 import type { FeedId } from '../feeds/feed-catalog.ts';
-import { HOUR_MS } from '../feeds/feed-log.ts';
+import { HOUR_MS } from '../../lib/time.ts';
 import { hourSource, publishSnapshot, type ExportJobDeps } from './export-job.ts';
 import type { Snapshot } from './snapshot-catalog.ts';
-import { hourlyKey, utcDate, utcHour } from './snapshot-keys.ts';
+import { hourlyKey } from './snapshot-keys.ts';
+import { utcDate, utcHour } from '../../lib/time.ts';
 
 /**
  * Snapshots one complete UTC hour of a feed to `{feed}/latest/{HH}_{feed}.parquet`; the `latest`

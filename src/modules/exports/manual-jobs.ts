@@ -1,12 +1,12 @@
 import { AppError } from '../../errors.ts';
 import { FEED_IDS, FEED_LIST, findFeed, type FeedDef } from '../feeds/feed-catalog.ts';
-import { HOUR_MS, hourOf } from '../feeds/feed-log.ts';
+import { HOUR_MS, hourOf } from '../../lib/time.ts';
 import { runRollup } from './daily-rollup-job.ts';
 import type { ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
 import type { Snapshot } from './snapshot-catalog.ts';
 import { parseSnapshotRef } from './snapshot-id.ts';
-import { DAY_MS } from './snapshot-keys.ts';
+import { DAY_MS } from '../../lib/time.ts';
 
 /** An export job an operator asked for now (`umbra exports run-hourly|rollup`), validated. */
 export type ManualJob = { kind: 'hourly'; feeds: FeedDef[]; hourStartMs: number } | { kind: 'rollup'; feeds: FeedDef[]; date: string };

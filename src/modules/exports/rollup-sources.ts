@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FEEDS, type FeedId } from '../feeds/feed-catalog.ts';
-import { HOUR_MS, type HourFile } from '../feeds/feed-log.ts';
+import { type HourFile } from '../feeds/feed-log.ts';
+import { HOUR_MS } from '../../lib/time.ts';
 import { fetchToFile, hourSource, recordsOnly, streamHours, validHours, type ExportJobDeps } from './export-job.ts';
 import { digest, schemaOf, type ParquetFileInfo } from './parquet-writer.ts';
 import type { Snapshot } from './snapshot-catalog.ts';
-import { dayStartMs } from './snapshot-keys.ts';
+import { dayStartMs } from '../../lib/time.ts';
 
 /** How the rollup got each hour: a verified hourly file, a fresh write from the log, or one pass over the log. */
 export interface DaySources {

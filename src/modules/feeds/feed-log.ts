@@ -26,9 +26,6 @@ export interface HourFile {
   version: string;
 }
 
-export const HOUR_MS = 3_600_000;
-export const hourOf = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
-
 /**
  * The durable record log that exports read back: append-only, one partition per feed and UTC hour of
  * the records' own timestamps. append() resolves only once the records would survive a crash, so an

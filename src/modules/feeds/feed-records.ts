@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { normalizeDomain } from '../domains/domain-name.ts';
-import { parseIp, type ParsedIp } from '../lookup/ip-address.ts';
+import { normalizeDomain } from '../../lib/domain-name.ts';
+import { parseIp, type ParsedIp } from '../../lib/ip-address.ts';
 import { FEED_LIST, recordTimeMs, type FeedDef, type FeedId } from './feed-catalog.ts';
 
 /** One validated record, canonical: IPs in RFC 5952 form, domains lower-case Punycode, hashes lower-case. */

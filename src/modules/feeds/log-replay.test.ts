@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileFeedLog } from '../../storage/embedded/file-feed-log.ts';
 import { FEEDS } from './feed-catalog.ts';
-import { HOUR_MS } from './feed-log.ts';
+import { HOUR_MS } from '../../lib/time.ts';
 import type { LineDamage } from './log-lines.ts';
 import { replayLog } from './log-replay.ts';
 

@@ -1,6 +1,7 @@
 import type { FeedMessage } from './feed-bus.ts';
 import type { FeedDef } from './feed-catalog.ts';
-import { hourOf, type FeedLog } from './feed-log.ts';
+import { type FeedLog } from './feed-log.ts';
+import { hourOf } from '../../lib/time.ts';
 import type { FeedObserver } from './ingest-service.ts';
 import { damaged, noDamage, recordOf, salvage, type LineDamage } from './log-lines.ts';
 

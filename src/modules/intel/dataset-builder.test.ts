@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EMPTY_LOCATION } from '../lookup/intel-source.ts';
-import { parseIp } from '../lookup/ip-address.ts';
+import { parseIp } from '../../lib/ip-address.ts';
 import { buildDataset, type DatasetSources } from './dataset-builder.ts';
 import { FORMAT_VERSION } from './dataset-format.ts';
 import { loadDataset } from './ip-dataset.ts';

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import tzlookup from '@photostructure/tz-lookup';
 import ngeohash from 'ngeohash';
 import type { DatasetInfo } from '../lookup/intel-source.ts';
-import { parseIp } from '../lookup/ip-address.ts';
+import { parseIp } from '../../lib/ip-address.ts';
 import { encodeDataset, LOC_WORDS, NET_WORDS, NO_COORD, packStrings } from './dataset-format.ts';
 import { classifyNetwork } from './network-type.ts';
 import { mergeTables4, mergeTables6, PairInterner, V4TableBuilder, V6TableBuilder } from './range-table.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatV4, formatV6, type ParsedIp } from '../lookup/ip-address.ts';
+import { formatV4, formatV6, type ParsedIp } from '../../lib/ip-address.ts';
 import { buildDataset, type LocationRow } from './dataset-builder.ts';
 import { DatasetLoader, datasetFileProblem, loadDataset, loadDatasetAsync, samePages } from './ip-dataset.ts';
 import { decodeDataset, FORMAT_VERSION, MAGIC, NET_WORDS, type Sections } from './dataset-format.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { open, Reader, type Response } from 'maxmind';
-import { formatV4, formatV6, parseIp, type ParsedIp } from '../lookup/ip-address.ts';
+import { formatV4, formatV6, parseIp, type ParsedIp } from '../../lib/ip-address.ts';
 import { buildDataset, type LocationRow } from './dataset-builder.ts';
 import { loadDataset, type LoadedIpDataset } from './ip-dataset.ts';
 import { buildMmdb, mmdbAnswer, writeMmdbFile, type MmdbRecord } from './mmdb-writer.ts';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EMPTY_LOCATION } from '../lookup/intel-source.ts';
-import { parseIp } from '../lookup/ip-address.ts';
+import { parseIp } from '../../lib/ip-address.ts';
 import { loadDataset } from './ip-dataset.ts';
 import { ensureRealDataset } from './test-dataset.ts';
 

@@ -1,4 +1,4 @@
-import { parseIp, type ParsedIp } from './ip-address.ts';
+import { parseIp, type ParsedIp } from '../../lib/ip-address.ts';
 
 export const MAX_BATCH = 1000;
 

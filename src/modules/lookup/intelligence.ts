@@ -1,4 +1,4 @@
-import type { ParsedIp } from './ip-address.ts';
+import type { ParsedIp } from '../../lib/ip-address.ts';
 
 export interface Device {
   os: string;

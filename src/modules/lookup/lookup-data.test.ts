@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { networkTypeOverride } from '../intel/lists/network-type-override.ts';
 import type { IntelList } from '../intel/lists/intel-list.ts';
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type IpDataset, type NetworkRecord } from './intel-source.ts';
-import { parseIp } from './ip-address.ts';
+import { parseIp } from '../../lib/ip-address.ts';
 import { LookupData } from './lookup-data.ts';
 
 const ISP: NetworkRecord = Object.freeze({ asn: 3320, isp: 'Deutsche Telekom AG', type: 'RESIDENTIAL', org: null, domain: null, abuse_email: null, abuse_phone: null });

@@ -1,7 +1,7 @@
 import { dataVersion, type DataVersion, type ListVersion } from '../intel/data-version.ts';
 import type { NetworkTypeOverride } from '../intel/lists/network-type-override.ts';
 import type { IpDataset, NetworkRecord, NetworkType } from './intel-source.ts';
-import type { ParsedIp } from './ip-address.ts';
+import type { ParsedIp } from '../../lib/ip-address.ts';
 
 /**
  * One consistent view of the data a lookup reads: the IP dataset, the network types that imported

@@ -7,7 +7,7 @@ import { MAX_BATCH, planBatch } from './batch.ts';
 import type { LocationRecord, NetworkRecord } from './intel-source.ts';
 import type { LookupData, LookupView } from './lookup-data.ts';
 import { isExplaining, type Evidence, type Intelligence, type IntelligenceSource } from './intelligence.ts';
-import { parseIp, type ParsedIp } from './ip-address.ts';
+import { parseIp, type ParsedIp } from '../../lib/ip-address.ts';
 
 export interface IpResult {
   ip: string;

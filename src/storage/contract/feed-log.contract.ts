@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { HOUR_MS, type FeedLog } from '../../modules/feeds/feed-log.ts';
+import { type FeedLog } from '../../modules/feeds/feed-log.ts';
+import { HOUR_MS } from '../../lib/time.ts';
 
 const collect = async (it: AsyncIterable<string>) => {
   const out: string[] = [];

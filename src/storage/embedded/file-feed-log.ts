@@ -2,7 +2,8 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FEED_IDS, type FeedId } from '../../modules/feeds/feed-catalog.ts';
-import { hourOf, type FeedLog, type FeedLogEntry, type HourFile } from '../../modules/feeds/feed-log.ts';
+import { type FeedLog, type FeedLogEntry, type HourFile } from '../../modules/feeds/feed-log.ts';
+import { hourOf } from '../../lib/time.ts';
 import type { DiskSpace } from './disk-space.ts';
 
 interface Pending {

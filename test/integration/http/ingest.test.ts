@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
-import { hourOf } from '../../../src/modules/feeds/feed-log.ts';
+import { hourOf } from '../../../src/lib/time.ts';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../../../lib/clock.ts';
 import type { IpDataset } from '../../lookup/intel-source.ts';
-import { parseIp } from '../../lookup/ip-address.ts';
+import { parseIp } from '../../../lib/ip-address.ts';
 import { FEEDS, FEED_IDS, type FeedId } from '../feed-catalog.ts';
 import type { IngestService, IngestSummary } from '../ingest-service.ts';
 import { buildClientHello, CLIENT_PROFILES } from '../tls/client-hello-builder.ts';

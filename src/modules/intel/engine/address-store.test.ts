@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FEED_IDS } from '../../feeds/feed-catalog.ts';
-import { parseIp } from '../../lookup/ip-address.ts';
+import { parseIp } from '../../../lib/ip-address.ts';
 import { BEHAVIOR, CATEGORY, DEVICE, PROVIDER } from './address-facts.ts';
 import { AddressStore } from './address-store.ts';
 

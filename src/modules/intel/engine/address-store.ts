@@ -1,5 +1,5 @@
-import type { ParsedIp } from '../../lookup/ip-address.ts';
-import { formatV4, formatV6 } from '../../lookup/ip-address.ts';
+import type { ParsedIp } from '../../../lib/ip-address.ts';
+import { formatV4, formatV6 } from '../../../lib/ip-address.ts';
 import { AddressArena, COUNT, CRAWL, EXTRA, FIRST, KEY_SHIFT, KIND_KEY, LAST, LOGIN, NEXT, SLOT_WORDS as W, TAG } from './address-arena.ts';
 import { DEVICE, type AddressObs } from './address-facts.ts';
 import { BEHAVIOR_WEIGHT, CATEGORY_WEIGHT } from './risk-score.ts';

@@ -1,5 +1,5 @@
-import type { ParsedIp } from '../../lookup/ip-address.ts';
-import { parseIp } from '../../lookup/ip-address.ts';
+import type { ParsedIp } from '../../../lib/ip-address.ts';
+import { parseIp } from '../../../lib/ip-address.ts';
 import type { RangeRef } from './intel-compose.ts';
 import { RangeSets, v6Value, type RangeEntry } from './range-sets.ts';
 

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { ManualClock } from '../../../lib/clock.ts';
 import { FEEDS, type FeedId } from '../../feeds/feed-catalog.ts';
 import { NO_INTELLIGENCE } from '../../lookup/intelligence.ts';
-import { parseIp } from '../../lookup/ip-address.ts';
+import { parseIp } from '../../../lib/ip-address.ts';
 import type { IntelList } from '../lists/intel-list.ts';
 import { CRAWL_THRESHOLD, IntelIndex, LOGIN_THRESHOLD } from './intel-index.ts';
 

@@ -2,7 +2,7 @@ import type { Clock } from '../../../lib/clock.ts';
 import type { FeedMessage } from '../../feeds/feed-bus.ts';
 import { FEED_IDS, type FeedDef } from '../../feeds/feed-catalog.ts';
 import { NO_INTELLIGENCE, type Evidence, type ExplainingIntelligenceSource, type Intelligence } from '../../lookup/intelligence.ts';
-import { parseIp, type ParsedIp } from '../../lookup/ip-address.ts';
+import { parseIp, type ParsedIp } from '../../../lib/ip-address.ts';
 import type { IntelList } from '../lists/intel-list.ts';
 import { isNetworkKind } from '../lists/list-kinds.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseIp } from '../../lookup/ip-address.ts';
+import { parseIp } from '../../../lib/ip-address.ts';
 import { cidrBounds, RangeSets, type RangeEntry } from './range-sets.ts';
 
 const ip = (s: string) => parseIp(s)!;

@@ -1,5 +1,5 @@
 import { find4Indexed, find6, NONE, topIndex } from '../range-table.ts';
-import type { ParsedIp } from '../../lookup/ip-address.ts';
+import type { ParsedIp } from '../../../lib/ip-address.ts';
 
 /** One range with the value it carries; bounds are inclusive. IPv6 bounds as 128-bit bigints. */
 export type RangeEntry<T> = { version: 4; start: number; end: number; value: T } | { version: 6; start: bigint; end: bigint; value: T };

@@ -1,4 +1,4 @@
-import { formatV4, formatV6, parseIp } from '../../lookup/ip-address.ts';
+import { formatV4, formatV6, parseIp } from '../../../lib/ip-address.ts';
 
 /**
  * One IPv4 or IPv6 network. `start` and `end` are the first and last address as four big-endian

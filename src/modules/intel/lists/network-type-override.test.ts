@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseIp } from '../../lookup/ip-address.ts';
+import { parseIp } from '../../../lib/ip-address.ts';
 import type { IntelList } from './intel-list.ts';
 import { parseList } from './list-formats.ts';
 import { networkTypeOverride } from './network-type-override.ts';

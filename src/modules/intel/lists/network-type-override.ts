@@ -1,5 +1,5 @@
 import type { NetworkType } from '../../lookup/intel-source.ts';
-import type { ParsedIp } from '../../lookup/ip-address.ts';
+import type { ParsedIp } from '../../../lib/ip-address.ts';
 import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from '../range-table.ts';
 import { parseCidr, type Cidr } from './cidr.ts';
 import type { IntelList } from './intel-list.ts';

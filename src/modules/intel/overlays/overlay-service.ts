@@ -1,7 +1,7 @@
 import { AppError } from '../../../errors.ts';
 import type { Clock } from '../../../lib/clock.ts';
 import type { AccountStore } from '../../accounts/account-store.ts';
-import { formatV4, formatV6, parseIp } from '../../lookup/ip-address.ts';
+import { formatV4, formatV6, parseIp } from '../../../lib/ip-address.ts';
 import { cidrBounds } from '../engine/range-sets.ts';
 import type { Overlay, OverlayStore } from './overlay-store.ts';
 

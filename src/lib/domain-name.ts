@@ -1,5 +1,5 @@
 import { domainToASCII } from 'node:url';
-import { parseIp } from '../lookup/ip-address.ts';
+import { parseIp } from './ip-address.ts';
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 

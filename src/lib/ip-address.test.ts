@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mulberry32 } from '../../lib/prng.ts';
+import { mulberry32 } from './prng.ts';
 import { formatV6, parseIp } from './ip-address.ts';
 
 describe('parseIp', () => {
