@@ -133,8 +133,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const lane = new JobLane();
   const services: Services = {
     accounts: new AccountService(stores.accounts, stores.ledger, crypto, clock, { cacheMs: config.keyCacheMs }),
-    admin: new AdminService(stores.accounts, stores.ledger, crypto, clock),
-    limits: new LimitPolicy(stores.accounts, stores.limiter, clock, config.limitsRefreshMs),
+    admin: new AdminService(stores.accounts, stores.limits, stores.ledger, crypto, clock),
+    limits: new LimitPolicy(stores.limits, stores.limiter, clock, config.limitsRefreshMs),
     lookup: new LookupService(lookupData, deps.intelligence ?? intel!, stores.ledger, clock),
     domains: new DomainService(deps.domainSource ?? domainAggregates, stores.ledger, clock),
     ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),

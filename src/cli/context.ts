@@ -62,7 +62,7 @@ export const cliStores = (config: Config): Stores => createStores(config, system
 export async function withAdmin<T>(config: Config, use: (admin: AdminService, stores: Stores) => Promise<T>): Promise<T> {
   const stores = cliStores(config);
   try {
-    return await use(new AdminService(stores.accounts, stores.ledger, nodeKeyCrypto, systemClock), stores);
+    return await use(new AdminService(stores.accounts, stores.limits, stores.ledger, nodeKeyCrypto, systemClock), stores);
   } finally {
     await stores.close();
   }

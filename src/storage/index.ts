@@ -24,11 +24,15 @@ import { FsObjectStore } from './embedded/fs-object-store.ts';
 import { SqliteSnapshotCatalog } from './embedded/sqlite-snapshot-catalog.ts';
 import { MemoryRateLimiter } from './embedded/memory-rate-limiter.ts';
 import { SqliteAccountStore } from './embedded/sqlite-account-store.ts';
+import { SqliteLimitStore } from './embedded/sqlite-limit-store.ts';
+import type { LimitStore } from '../modules/ratelimit/limit-store.ts';
 import { SqliteCreditLedger } from './embedded/sqlite-credit-ledger.ts';
 import { openSqlite, sqliteGate } from './embedded/sqlite-db.ts';
 
 export interface Stores {
   accounts: AccountStore;
+  /** Per-team rate-limit overrides. */
+  limits: LimitStore;
   ledger: CreditLedger;
   limiter: RateLimiter;
   feedLog: FeedLog;
@@ -114,6 +118,7 @@ export function createStores(
         bus,
         slots: new MemoryStreamSlots(),
         accounts: new SqliteAccountStore(db),
+        limits: new SqliteLimitStore(db),
         ledger,
         limiter: new MemoryRateLimiter(),
         disk,

@@ -7,6 +7,7 @@ import { isPromise } from '../../lib/maybe-promise.ts';
 import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteAccountStore } from '../../storage/embedded/sqlite-account-store.ts';
 import { SqliteCreditLedger } from '../../storage/embedded/sqlite-credit-ledger.ts';
+import { SqliteLimitStore } from '../../storage/embedded/sqlite-limit-store.ts';
 import type { AccountStore } from './account-store.ts';
 import { AccountService, STALE_VERDICT_MAX_MS } from './account-service.ts';
 import { AdminService } from './admin-service.ts';
@@ -29,7 +30,7 @@ async function setup() {
   const clock = new ManualClock();
   const real = new SqliteAccountStore(db);
   const ledger = new SqliteCreditLedger(db);
-  const admin = new AdminService(real, ledger, nodeKeyCrypto, clock);
+  const admin = new AdminService(real, new SqliteLimitStore(db), ledger, nodeKeyCrypto, clock);
   const org = await admin.createOrg({ name: 'acme', credits: 10 });
   const known = (await admin.createKey({ org: org.id, email: 'a@acme.test', scopes: ['BASIC'] })).secret;
   const other = (await admin.createKey({ org: org.id, email: 'b@acme.test', scopes: ['BASIC'] })).secret;

@@ -1,4 +1,3 @@
-import type { BucketName, BucketRule } from '../ratelimit/buckets.ts';
 import type { Relation, Scope } from './scopes.ts';
 
 export interface Org {
@@ -62,8 +61,4 @@ export interface AccountStore {
   findKey(keyId: string): Promise<ApiKeyRecord | undefined>;
   /** Returns false when no such key exists or it was already revoked. */
   revokeKey(keyId: string, at: number): Promise<boolean>;
-  /** Operator overrides only; buckets not listed use service.md's defaults. */
-  getLimits(orgId: string): Promise<Partial<Record<BucketName, BucketRule>>>;
-  /** null removes the override. */
-  setLimit(orgId: string, bucket: BucketName, rule: BucketRule | null): Promise<void>;
 }

@@ -4,6 +4,7 @@ import type { KeyCrypto } from '../../lib/key-crypto.ts';
 import type { CreditLedger } from '../credits/credit-ledger.ts';
 import { BUCKETS, DEFAULT_BUCKETS, type BucketName, type BucketRule } from '../ratelimit/buckets.ts';
 import type { AccountStore, ApiKeyRecord, Org } from './account-store.ts';
+import type { LimitStore } from '../ratelimit/limit-store.ts';
 import { RELATIONS, type Relation, type Scope } from './scopes.ts';
 
 export const DEFAULT_CREDITS = 10_000;
@@ -44,6 +45,7 @@ function checkMaxStreams(n: number): void {
 export class AdminService {
   constructor(
     private readonly store: AccountStore,
+    private readonly limits: LimitStore,
     private readonly ledger: CreditLedger,
     private readonly crypto: KeyCrypto,
     private readonly clock: Clock,
@@ -145,14 +147,14 @@ export class AdminService {
     if (!Number.isFinite(rule.rate) || rule.rate <= 0 || rule.rate > 1e7) throw AppError.field('rate', 'must be a number of requests per second above 0');
     if (!Number.isSafeInteger(rule.burst) || rule.burst < 1 || rule.burst > 1e9) throw AppError.field('burst', 'must be a whole number of at least 1');
     const org = await this.org(orgRef);
-    await this.store.setLimit(org.id, name, rule);
+    await this.limits.setLimit(org.id, name, rule);
     return this.showOrg(org.id);
   }
 
   async resetLimits(orgRef: string, bucket?: string): Promise<OrgView> {
     const names = bucket === undefined ? [...BUCKETS] : [this.bucket(bucket)];
     const org = await this.org(orgRef);
-    for (const b of names) await this.store.setLimit(org.id, b, null);
+    for (const b of names) await this.limits.setLimit(org.id, b, null);
     return this.showOrg(org.id);
   }
 
@@ -160,7 +162,7 @@ export class AdminService {
     const org = await this.org(orgRef);
     const now = this.nowSec();
     const credits = await this.ledger.get(org.id, now);
-    const overrides = await this.store.getLimits(org.id);
+    const overrides = await this.limits.getLimits(org.id);
     const limits = Object.fromEntries(
       BUCKETS.map((b) => [b, { ...(overrides[b] ?? DEFAULT_BUCKETS[b]), overridden: overrides[b] !== undefined }]),
     ) as OrgView['limits'];

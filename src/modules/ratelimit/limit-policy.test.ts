@@ -4,22 +4,22 @@ import { AppError } from '../../errors.ts';
 import { ManualClock } from '../../lib/clock.ts';
 import { isPromise } from '../../lib/maybe-promise.ts';
 import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
-import { SqliteAccountStore } from '../../storage/embedded/sqlite-account-store.ts';
+import { SqliteLimitStore } from '../../storage/embedded/sqlite-limit-store.ts';
 import { MemoryRateLimiter } from '../../storage/embedded/memory-rate-limiter.ts';
-import type { AccountStore } from '../accounts/account-store.ts';
+import type { LimitStore } from './limit-store.ts';
 import { LimitPolicy } from './limit-policy.ts';
 
 function setup() {
   const db = openSqlite(':memory:');
   db.prepare("INSERT INTO orgs VALUES ('org_a', 'a', 0, 1, 1, 0), ('org_b', 'b', 0, 1, 1, 0)").run();
-  const real = new SqliteAccountStore(db);
+  const real = new SqliteLimitStore(db);
   let down = false;
   const store = new Proxy(real, {
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? (...a: unknown[]) => (down ? Promise.reject(new AppError('UNAVAILABLE', 'locked')) : v.apply(target, a)) : v;
     },
-  }) as AccountStore;
+  }) as LimitStore;
   const clock = new ManualClock();
   const policy = new LimitPolicy(store, new MemoryRateLimiter(), clock, 2_000);
   return { real, policy, clock, setDown: (d: boolean) => (down = d) };

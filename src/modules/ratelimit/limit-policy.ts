@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { isAppError } from '../../errors.ts';
 import { BackgroundOnce } from '../../lib/background-once.ts';
 import type { MaybePromise } from '../../lib/maybe-promise.ts';
-import type { AccountStore } from '../accounts/account-store.ts';
+import type { LimitStore } from './limit-store.ts';
 import { DEFAULT_BUCKETS, type BucketName, type BucketRule } from './buckets.ts';
 import type { RateDecision, RateLimiter } from './rate-limiter.ts';
 
@@ -24,7 +24,7 @@ export class LimitPolicy {
   private readonly refreshing = new BackgroundOnce<string>();
 
   constructor(
-    private readonly store: AccountStore,
+    private readonly store: LimitStore,
     private readonly limiter: RateLimiter,
     private readonly clock: Clock,
     private readonly refreshMs: number,

@@ -56,23 +56,5 @@ export function accountStoreContract(backend: string, make: () => Promise<{ stor
         await close();
       }
     });
-
-    it('should keep per-team limit overrides and remove them', async () => {
-      const { store, close } = await make();
-      try {
-        await store.createOrg(org('org_a', 'Acme'));
-        await store.createOrg(org('org_b', 'Beta'));
-        assert.deepEqual(await store.getLimits('org_a'), {});
-        await store.setLimit('org_a', 'lookup', { rate: 1000, burst: 2000 });
-        await store.setLimit('org_a', 'lookup', { rate: 5000, burst: 9000 });
-        await store.setLimit('org_a', 'download', { rate: 0.5, burst: 10 });
-        assert.deepEqual(await store.getLimits('org_a'), { lookup: { rate: 5000, burst: 9000 }, download: { rate: 0.5, burst: 10 } });
-        assert.deepEqual(await store.getLimits('org_b'), {}, 'overrides belong to one team');
-        await store.setLimit('org_a', 'lookup', null);
-        assert.deepEqual(await store.getLimits('org_a'), { download: { rate: 0.5, burst: 10 } });
-      } finally {
-        await close();
-      }
-    });
   });
 }

@@ -16,6 +16,8 @@ import { FileFeedLog } from './file-feed-log.ts';
 import { MemoryFeedBus } from './memory-feed-bus.ts';
 import { MemoryStreamSlots } from './memory-stream-slots.ts';
 import { SqliteAccountStore } from './sqlite-account-store.ts';
+import { SqliteLimitStore } from './sqlite-limit-store.ts';
+import { limitStoreContract } from '../contract/limit-store.contract.ts';
 import { SqliteCreditLedger } from './sqlite-credit-ledger.ts';
 import { openSqlite } from './sqlite-db.ts';
 import { overlayStoreContract } from '../contract/overlay-store.contract.ts';
@@ -24,6 +26,12 @@ import { SqliteOverlayStore } from './sqlite-overlay-store.ts';
 accountStoreContract('sqlite', async () => {
   const db = openSqlite(':memory:');
   return { store: new SqliteAccountStore(db), close: async () => void db.close() };
+});
+
+limitStoreContract('sqlite', async () => {
+  const db = openSqlite(':memory:');
+  for (const id of ['org_a', 'org_b']) db.prepare('INSERT INTO orgs VALUES (?, ?, 0, 1, 1, 0)').run(id, id);
+  return { store: new SqliteLimitStore(db), close: async () => void db.close() };
 });
 
 creditLedgerContract('sqlite', async () => {

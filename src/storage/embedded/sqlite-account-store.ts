@@ -1,6 +1,5 @@
 import type { AccountStore, ApiKeyRecord, KeyOwner, Member, NewKey, NewMember, NewOrg, Org } from '../../modules/accounts/account-store.ts';
 import type { Relation, Scope } from '../../modules/accounts/scopes.ts';
-import type { BucketName, BucketRule } from '../../modules/ratelimit/buckets.ts';
 import { sqliteGate, type SqliteDb } from './sqlite-db.ts';
 import type { SqliteGate } from './sqlite-gate.ts';
 
@@ -63,11 +62,6 @@ export class SqliteAccountStore implements AccountStore {
       keyById: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?'),
       keys: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id'),
       revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-      limits: db.prepare<[string], { bucket: string; rate: number; burst: number }>('SELECT bucket, rate, burst FROM rate_limits WHERE org_id = ?'),
-      upsertLimit: db.prepare(
-        'INSERT INTO rate_limits (org_id, bucket, rate, burst) VALUES (?, ?, ?, ?) ON CONFLICT (org_id, bucket) DO UPDATE SET rate = excluded.rate, burst = excluded.burst',
-      ),
-      deleteLimit: db.prepare('DELETE FROM rate_limits WHERE org_id = ? AND bucket = ?'),
     };
     this.keyOwner = db.transaction((hash: string) => {
       const row = this.q.keyByHash.get(hash);
@@ -126,15 +120,5 @@ export class SqliteAccountStore implements AccountStore {
 
   async revokeKey(keyId: string, at: number): Promise<boolean> {
     return (await this.gate.run(() => this.q.revoke.run(at, keyId))).changes === 1;
-  }
-
-  async getLimits(orgId: string): Promise<Partial<Record<BucketName, BucketRule>>> {
-    const out: Partial<Record<BucketName, BucketRule>> = {};
-    for (const r of await this.gate.run(() => this.q.limits.all(orgId))) out[r.bucket as BucketName] = { rate: r.rate, burst: r.burst };
-    return out;
-  }
-
-  async setLimit(orgId: string, bucket: BucketName, rule: BucketRule | null): Promise<void> {
-    await this.gate.run(() => (rule ? this.q.upsertLimit.run(orgId, bucket, rule.rate, rule.burst) : this.q.deleteLimit.run(orgId, bucket)));
   }
 }
