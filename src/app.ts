@@ -12,7 +12,7 @@ import { AccountService } from './modules/accounts/account-service.ts';
 import { AdminService } from './modules/accounts/admin-service.ts';
 import { DomainService } from './modules/domains/domain-service.ts';
 import type { DomainIntelSource } from './modules/domains/domain-source.ts';
-import type { IpDataset } from './modules/lookup/intel-source.ts';
+import type { IpDataset } from './modules/lookup/ip-dataset.ts';
 import type { IntelligenceSource } from './modules/lookup/intelligence.ts';
 import { IntelIndex, WINDOW_S } from './modules/intel/engine/intel-index.ts';
 import { RevisionWatcher } from './modules/intel/engine/revision-watcher.ts';

@@ -7,7 +7,7 @@ import { runningServer } from './local-server.ts';
 import { UsageError } from './output.ts';
 import type { Command } from 'commander';
 import type { Config } from '../config.ts';
-import type { DatasetInfo } from '../modules/lookup/intel-source.ts';
+import type { DatasetInfo } from '../modules/lookup/ip-dataset.ts';
 import { action, cliStores } from './context.ts';
 import { registerListVerbs } from './data-lists.ts';
 import type { Output } from './output.ts';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { Type, type TSchema } from 'typebox';
-import { EMPTY_LOCATION, UNKNOWN_NETWORK, type LocationRecord, type NetworkRecord } from '../modules/lookup/intel-source.ts';
+import { EMPTY_LOCATION, UNKNOWN_NETWORK, type LocationRecord, type NetworkRecord } from '../modules/lookup/ip-dataset.ts';
 import { NO_INTELLIGENCE, type Intelligence } from '../modules/lookup/intelligence.ts';
 import { frozenPartsSerializer, type Serialize } from './frozen-parts-json.ts';
 import { IpResult, Location, Network } from './schemas.ts';

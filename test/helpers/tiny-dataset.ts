@@ -1,4 +1,4 @@
-import { EMPTY_LOCATION, UNKNOWN_NETWORK, type IpDataset, type LocationRecord, type NetworkRecord } from '../../src/modules/lookup/intel-source.ts';
+import { EMPTY_LOCATION, UNKNOWN_NETWORK, type IpDataset, type LocationRecord, type NetworkRecord } from '../../src/modules/lookup/ip-dataset.ts';
 import type { ParsedIp } from '../../src/lib/ip-address.ts';
 
 /**

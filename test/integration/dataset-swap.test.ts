@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mulberry32 } from '../../src/lib/prng.ts';
-import { dataVersion } from '../../src/modules/intel/data-version.ts';
+import { dataVersion } from '../../src/modules/lookup/data-version.ts';
 import { loadDataset } from '../../src/modules/intel/ip-dataset.ts';
 import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
 import { buildTestApp } from '../helpers/build-test-app.ts';

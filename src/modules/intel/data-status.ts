@@ -1,7 +1,7 @@
 import type { FeedId } from '../feeds/feed-catalog.ts';
 import type { FeedLog } from '../feeds/feed-log.ts';
-import type { DatasetInfo } from '../lookup/intel-source.ts';
-import { dataVersion } from './data-version.ts';
+import type { DatasetInfo } from '../lookup/ip-dataset.ts';
+import { dataVersion } from '../lookup/data-version.ts';
 import type { IntelIndexStats } from './engine/intel-index.ts';
 import type { IntelList } from './lists/intel-list.ts';
 import type { Overlay } from './overlays/overlay-store.ts';

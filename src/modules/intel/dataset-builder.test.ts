@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EMPTY_LOCATION } from '../lookup/intel-source.ts';
+import { EMPTY_LOCATION } from '../lookup/ip-dataset.ts';
 import { parseIp } from '../../lib/ip-address.ts';
 import { buildDataset, type DatasetSources } from './dataset-builder.ts';
 import { FORMAT_VERSION } from './dataset-format.ts';

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import tzlookup from '@photostructure/tz-lookup';
 import ngeohash from 'ngeohash';
-import type { DatasetInfo } from '../lookup/intel-source.ts';
+import type { DatasetInfo } from '../lookup/ip-dataset.ts';
 import { parseIp } from '../../lib/ip-address.ts';
 import { encodeDataset, LOC_WORDS, NET_WORDS, NO_COORD, packStrings } from './dataset-format.ts';
 import { classifyNetwork } from './network-type.ts';

@@ -1,4 +1,4 @@
-import type { DatasetInfo } from '../lookup/intel-source.ts';
+import type { DatasetInfo } from '../lookup/ip-dataset.ts';
 
 /**
  * ip-dataset.bin: 8-byte magic, u32 LE header length, u32 reserved, the JSON header (info, section

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import type { IpDataset } from '../lookup/intel-source.ts';
+import type { IpDataset } from '../lookup/ip-dataset.ts';
 import type { LookupData } from '../lookup/lookup-data.ts';
 import { RevisionWatcher, type WatcherLogger } from './engine/revision-watcher.ts';
 import { DatasetLoader } from './ip-dataset.ts';

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { EMPTY_LOCATION, UNKNOWN_NETWORK, type DatasetInfo, type IpDataset, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/intel-source.ts';
+import { EMPTY_LOCATION, UNKNOWN_NETWORK, type DatasetInfo, type IpDataset, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/ip-dataset.ts';
 import type { ParsedIp } from '../../lib/ip-address.ts';
 import { DatasetFormatError, decodeDataset, decodeHeader, LOC_WORDS, NET_WORDS, NO_COORD, PREFIX_BYTES, sectionViews, type DatasetHeader, type Sections } from './dataset-format.ts';
 import { BLOCK_INDEX4_WORDS, blockIndex4, find6Index, findSegment4, index6, index6Words, NONE, SPLIT, type Index6 } from './range-table.ts';

@@ -1,4 +1,4 @@
-import type { NetworkType } from '../lookup/intel-source.ts';
+import type { NetworkType } from '../lookup/ip-dataset.ts';
 
 /**
  * network.type of an announced network, from its ASN and registered organisation name: curated ASN

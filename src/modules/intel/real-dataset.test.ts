@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EMPTY_LOCATION } from '../lookup/intel-source.ts';
+import { EMPTY_LOCATION } from '../lookup/ip-dataset.ts';
 import { parseIp } from '../../lib/ip-address.ts';
 import { loadDataset } from './ip-dataset.ts';
 import { ensureRealDataset } from './test-dataset.ts';

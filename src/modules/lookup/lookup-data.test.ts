@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { networkTypeOverride } from '../intel/lists/network-type-override.ts';
 import type { IntelList } from '../intel/lists/intel-list.ts';
-import { EMPTY_LOCATION, UNKNOWN_NETWORK, type IpDataset, type NetworkRecord } from './intel-source.ts';
+import { EMPTY_LOCATION, UNKNOWN_NETWORK, type IpDataset, type NetworkRecord } from './ip-dataset.ts';
 import { parseIp } from '../../lib/ip-address.ts';
 import { LookupData } from './lookup-data.ts';
 

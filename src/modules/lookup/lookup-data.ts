@@ -1,7 +1,14 @@
-import { dataVersion, type DataVersion, type ListVersion } from '../intel/data-version.ts';
-import type { NetworkTypeOverride } from '../intel/lists/network-type-override.ts';
-import type { IpDataset, NetworkRecord, NetworkType } from './intel-source.ts';
+import { dataVersion, type DataVersion, type ListVersion } from './data-version.ts';
+import type { IpDataset, NetworkRecord, NetworkType } from './ip-dataset.ts';
 import type { ParsedIp } from '../../lib/ip-address.ts';
+
+/** Network types that imported lists assert for their ranges (implemented by the intelligence lists). */
+export interface NetworkTypeOverride {
+  /** The network.type of the most specific listed range that holds the address, and the provider whose list says so. */
+  find(ip: ParsedIp): { type: NetworkType; provider: string } | undefined;
+  /** Ranges taken from the lists (before flattening). */
+  readonly ranges: number;
+}
 
 /**
  * One consistent view of the data a lookup reads: the IP dataset, the network types that imported

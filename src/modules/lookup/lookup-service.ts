@@ -4,7 +4,7 @@ import { isPromise, type MaybePromise } from '../../lib/maybe-promise.ts';
 import type { Caller } from '../accounts/account-service.ts';
 import type { CreditLedger, DebitResult } from '../credits/credit-ledger.ts';
 import { MAX_BATCH, planBatch } from './batch.ts';
-import type { LocationRecord, NetworkRecord } from './intel-source.ts';
+import type { LocationRecord, NetworkRecord } from './ip-dataset.ts';
 import type { LookupData, LookupView } from './lookup-data.ts';
 import { isExplaining, type Evidence, type Intelligence, type IntelligenceSource } from './intelligence.ts';
 import { parseIp, type ParsedIp } from '../../lib/ip-address.ts';

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { dataVersion } from '../../../src/modules/intel/data-version.ts';
+import { dataVersion } from '../../../src/modules/lookup/data-version.ts';
 import { buildTestApp } from '../../helpers/build-test-app.ts';
 import { grpcClient } from '../../helpers/grpc-client.ts';
 import { tinyDataset } from '../../helpers/tiny-dataset.ts';

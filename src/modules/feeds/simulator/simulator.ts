@@ -1,5 +1,5 @@
 import type { Clock } from '../../../lib/clock.ts';
-import type { IpDataset } from '../../lookup/intel-source.ts';
+import type { IpDataset } from '../../lookup/ip-dataset.ts';
 import { parseIp } from '../../../lib/ip-address.ts';
 import { FEEDS, FEED_IDS, type FeedId } from '../feed-catalog.ts';
 import type { IngestService, IngestSummary } from '../ingest-service.ts';

@@ -1,16 +1,10 @@
-import type { NetworkType } from '../../lookup/intel-source.ts';
+import type { NetworkTypeOverride } from '../../lookup/lookup-data.ts';
+import type { NetworkType } from '../../lookup/ip-dataset.ts';
 import type { ParsedIp } from '../../../lib/ip-address.ts';
 import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from '../range-table.ts';
 import { parseCidr, type Cidr } from './cidr.ts';
 import type { IntelList } from './intel-list.ts';
 import { isNetworkKind } from './list-kinds.ts';
-
-export interface NetworkTypeOverride {
-  /** The network.type of the most specific listed range that holds the address, and the provider whose list says so. */
-  find(ip: ParsedIp): { type: NetworkType; provider: string } | undefined;
-  /** Ranges taken from the lists (before flattening). */
-  readonly ranges: number;
-}
 
 interface Item {
   start: bigint;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DatasetInfo } from '../lookup/intel-source.ts';
+import type { DatasetInfo } from './ip-dataset.ts';
 
 /** What an imported list contributes to the data version. */
 export interface ListVersion {
