@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { createHttpServer } from './http/server.ts';
 import { createGrpcServer, type GrpcServer } from './grpc/server.ts';
-import { Metrics } from './http/metrics.ts';
+import { Metrics } from './metrics.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { nodeKeyCrypto, type KeyCrypto } from './lib/key-crypto.ts';
 import { createLogger } from './lib/logger.ts';

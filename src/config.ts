@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { defaultConnectionLimits, softOpenFileLimit } from './http/connection-limit.ts';
+import { defaultConnectionLimits, softOpenFileLimit } from './lib/connection-limit.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const ms = (max: number) => z.coerce.number().int().min(0).max(max);

@@ -3,8 +3,8 @@ import { createServer as createNetServer, type Server as NetServer } from 'node:
 import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import type { Logger } from 'pino';
-import type { Metrics } from '../http/metrics.ts';
-import { ConnectionLimiter } from '../http/connection-limit.ts';
+import type { Metrics } from '../metrics.ts';
+import { ConnectionLimiter } from '../lib/connection-limit.ts';
 import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
 import type { OperationGuard } from '../operation-guard.ts';
 import type { Services } from '../services.ts';

@@ -4,7 +4,7 @@ import type { Caller } from '../modules/accounts/account-service.ts';
 import type { Billed } from '../modules/lookup/lookup-service.ts';
 import type { OperationGuard } from '../operation-guard.ts';
 import type { Operation } from '../operations.ts';
-import type { Metrics } from '../http/metrics.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Logger } from 'pino';
 import { isAppError } from '../errors.ts';
 import { rateMetadata, toGrpcFailure } from './status.ts';

@@ -3,9 +3,9 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { EdgeConfig } from '../config.ts';
 import { AppError } from '../errors.ts';
-import { ConnectionLimiter } from './connection-limit.ts';
+import { ConnectionLimiter } from '../lib/connection-limit.ts';
 import { answerAndClose, problemResponse, type EdgeAnswers } from './edge-answers.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../metrics.ts';
 
 /**
  * How often node looks for requests past headersTimeout / requestTimeout (its default, 30 s, would

@@ -1,20 +1,19 @@
 import type { FastifyReply } from 'fastify';
 import type { FeedStream } from '../modules/feeds/stream-service.ts';
-import { drained } from '../lib/drained.ts';
+import { pumpStream, type StreamEnd } from '../modules/feeds/stream-pump.ts';
 
 export interface NdjsonOptions {
-  /** An empty line is written whenever nothing was written for this long (service.md: about 15 s). */
+  /** An empty line is written whenever nothing was written for this long (about 15 s in production). */
   keepaliveMs: number;
-  /** The stream is closed cleanly after this long (service.md: 30 minutes). */
+  /** The stream is closed cleanly after this long (30 minutes in production). */
   lifetimeMs: number;
 }
 
-export type StreamEnd = 'lifetime' | 'client_closed' | 'slow_consumer' | 'backend' | 'server_closing';
-
 /**
- * Writes a feed stream as NDJSON on the raw response: one line per record, each batch in one write,
- * flushed as written. Owns keepalive, the lifetime close, backpressure (awaits 'drain') and cleanup:
- * the stream slot is freed in `finally`, whatever ended the stream.
+ * A feed stream as NDJSON on the raw response: one line per record, each batch in one write, flushed
+ * as written, an empty line as keepalive. The stream's life is the shared pump's; here are the head
+ * and the end: a consumer that stalled or left gets no more bytes (destroyed rather than ended
+ * behind its backlog), any other end is a clean end of the response.
  */
 export async function streamNdjson(reply: FastifyReply, stream: FeedStream, options: NdjsonOptions, closing: AbortSignal): Promise<StreamEnd> {
   const res = reply.raw;
@@ -27,60 +26,26 @@ export async function streamNdjson(reply: FastifyReply, stream: FeedStream, opti
   });
   res.flushHeaders();
   res.socket?.setNoDelay(true);
-
-  let end: StreamEnd = 'lifetime';
-  const stop = new AbortController();
-  const finish = (why: StreamEnd) => {
-    if (stop.signal.aborted) return;
-    end = why;
-    stop.abort();
-  };
-  const onClose = () => finish('client_closed');
-  const onOverflow = () => finish('slow_consumer');
-  const onClosing = () => finish('server_closing');
-  res.on('close', onClose);
-  stream.overflow.addEventListener('abort', onOverflow);
-  closing.addEventListener('abort', onClosing);
-  const lifetime = setTimeout(() => finish('lifetime'), options.lifetimeMs);
-  let blocked = false;
-  const keepalive = setInterval(() => {
-    if (!blocked && Date.now() - lastWrite >= options.keepaliveMs) write('\n');
-  }, Math.max(5, Math.min(1000, Math.floor(options.keepaliveMs / 4))));
-  let lastWrite = Date.now();
-  const write = (text: string): boolean => {
-    lastWrite = Date.now();
-    return res.write(text);
-  };
-  stop.signal.addEventListener('abort', () => void stream.close());
-  if (closing.aborted) finish('server_closing');
-
-  try {
-    const it = stream.messages[Symbol.asyncIterator]();
-    while (!stop.signal.aborted) {
-      const next = await it.next();
-      if (next.done || stop.signal.aborted) break;
-      let text = '';
-      for (const m of next.value) text += `${m.line}\n`;
-      if (!write(text)) {
-        blocked = true;
-        await drained(res, stop.signal);
-        blocked = false;
-      }
-    }
-    await it.return?.();
-  } catch (e) {
-    end = (e as Error).name === 'SlowConsumerError' ? 'slow_consumer' : 'backend';
-  } finally {
-    clearTimeout(lifetime);
-    clearInterval(keepalive);
-    res.off('close', onClose);
-    stream.overflow.removeEventListener('abort', onOverflow);
-    closing.removeEventListener('abort', onClosing);
-    await stream.close();
-    // A consumer that stalled gets no more bytes: destroy rather than queue an end behind its backlog.
-    const why = end as StreamEnd; // set from event callbacks, which narrowing cannot see
-    if (why === 'slow_consumer' || why === 'client_closed') res.destroy();
-    else res.end();
-  }
+  const end = await pumpStream(
+    stream,
+    {
+      write: (batch) => {
+        let text = '';
+        for (const m of batch) text += `${m.line}\n`;
+        return res.write(text);
+      },
+      keepalive: () => void res.write('\n'),
+      onPeerGone: (listener) => {
+        res.once('close', listener);
+        return () => res.off('close', listener);
+      },
+      peerGone: () => res.destroyed,
+      once: (event, listener) => res.once(event, listener),
+      off: (event, listener) => res.off(event, listener),
+    },
+    { lifetimeMs: options.lifetimeMs, keepaliveMs: options.keepaliveMs, closing },
+  );
+  if (end === 'slow_consumer' || end === 'client_closed') res.destroy();
+  else res.end();
   return end;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { redactUrl } from '../lib/redact-url.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../metrics.ts';
 
 /**
  * Records one answered request: operation is the operations.ts id ('unmatched' for 404s, 'other' for

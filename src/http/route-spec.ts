@@ -5,7 +5,7 @@ import type { Caller } from '../modules/accounts/account-service.ts';
 import type { Billed } from '../modules/lookup/lookup-service.ts';
 import type { Operation } from '../operations.ts';
 import { callerOf } from './hooks/operation-guard.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../metrics.ts';
 
 /** One operation's HTTP binding: its operations.ts row, its schemas and a thin handler. */
 export interface RouteSpec {

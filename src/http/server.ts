@@ -8,7 +8,7 @@ import { API_PREFIX } from '../operations.ts';
 import type { Services } from '../services.ts';
 import { registerOperationGuard } from './hooks/operation-guard.ts';
 import type { OperationGuard } from '../operation-guard.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../metrics.ts';
 import { PROBLEM_CONTENT_TYPE, toProblem, type Problem as ProblemAnswer } from './problem.ts';
 import type { RouteSpec } from './route-spec.ts';
 import { accountMe } from './routes/account-me.ts';

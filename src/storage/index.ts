@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import type { StoreVitals } from '../http/metrics.ts';
+import type { StoreVitals } from '../metrics.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { BufferedCreditLedger } from '../modules/credits/buffered-credit-ledger.ts';
 import type { AccountStore } from '../modules/accounts/account-store.ts';

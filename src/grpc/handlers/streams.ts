@@ -3,13 +3,12 @@ import type { Logger } from 'pino';
 import type { FeedDef } from '../../modules/feeds/feed-catalog.ts';
 import type { FeedStream } from '../../modules/feeds/stream-service.ts';
 import type { FeedMessage } from '../../modules/feeds/feed-bus.ts';
-import type { StreamEnd } from '../../http/ndjson.ts';
+import { pumpStream } from '../../modules/feeds/stream-pump.ts';
 import { FEED_STREAM_OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
 import { feedRecordToProto } from '../mappers.ts';
 import { rateMetadata, toGrpcFailure } from '../status.ts';
 import { apiKeyOf, codeName, type CallContext } from '../unary.ts';
-import { drained } from '../../lib/drained.ts';
 
 export interface StreamContext extends CallContext {
   services: Services;
@@ -73,45 +72,25 @@ const count = (ctx: CallContext, feed: FeedDef, code: number | undefined) => ctx
 
 async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStream<unknown, unknown>, stream: FeedStream): Promise<void> {
   ctx.metrics.streamsOpen.inc({ feed: feed.id });
-  let end: StreamEnd = 'lifetime';
-  const stop = new AbortController();
-  const finish = (why: StreamEnd) => {
-    if (stop.signal.aborted) return;
-    end = why;
-    stop.abort();
-    // Ends the subscription and frees the slot now, not when the pump next wakes.
-    void stream.close();
-  };
-  const onCancel = () => finish('client_closed');
-  const onOverflow = () => finish('slow_consumer');
-  const onClosing = () => finish('server_closing');
-  call.on('cancelled', onCancel);
-  stream.overflow.addEventListener('abort', onOverflow);
-  ctx.closing.addEventListener('abort', onClosing);
-  const lifetime = setTimeout(() => finish('lifetime'), ctx.lifetimeMs);
-  if (call.cancelled) finish('client_closed');
-  if (ctx.closing.aborted) finish('server_closing');
-  try {
-    const it = stream.messages[Symbol.asyncIterator]();
-    while (!stop.signal.aborted) {
-      const next = await it.next();
-      if (next.done || stop.signal.aborted) break;
-      let ok = true;
-      for (const m of next.value) ok = call.write(ctx.encoded(feed, m));
-      if (!ok) await drained(call, stop.signal);
-    }
-    await it.return?.();
-  } catch (e) {
-    end = (e as Error).name === 'SlowConsumerError' ? 'slow_consumer' : 'backend';
-  } finally {
-    clearTimeout(lifetime);
-    call.off('cancelled', onCancel);
-    stream.overflow.removeEventListener('abort', onOverflow);
-    ctx.closing.removeEventListener('abort', onClosing);
-    await stream.close();
-    ctx.metrics.streamsOpen.dec({ feed: feed.id });
-  }
-  const why = end as StreamEnd; // set from event callbacks, which narrowing cannot see
+  const why = await pumpStream(
+    stream,
+    {
+      write: (batch) => {
+        let ok = true;
+        for (const m of batch) ok = call.write(ctx.encoded(feed, m));
+        return ok;
+      },
+      onPeerGone: (listener) => {
+        call.once('cancelled', listener);
+        return () => call.off('cancelled', listener);
+      },
+      peerGone: () => call.cancelled,
+      once: (event, listener) => call.once(event, listener),
+      off: (event, listener) => call.off(event, listener),
+    },
+    { lifetimeMs: ctx.lifetimeMs, closing: ctx.closing },
+  );
+  ctx.metrics.streamsOpen.dec({ feed: feed.id });
   ctx.metrics.streamsEnded.inc({ feed: feed.id, reason: why });
   ctx.logger.info({ operation: FEED_STREAM_OPERATIONS[feed.id].id, transport: 'grpc', end: why }, 'stream closed');
   count(ctx, feed, why === 'client_closed' ? status.CANCELLED : why === 'slow_consumer' || why === 'backend' ? status.UNAVAILABLE : status.OK);

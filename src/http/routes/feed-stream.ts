@@ -4,7 +4,7 @@ import type { Services } from '../../services.ts';
 import { callerOf } from '../hooks/operation-guard.ts';
 import { streamNdjson, type NdjsonOptions } from '../ndjson.ts';
 import type { RouteSpec } from '../route-spec.ts';
-import type { Metrics } from '../metrics.ts';
+import type { Metrics } from '../../metrics.ts';
 import { errorResponses } from '../schemas.ts';
 
 /** GET /feeds/{S}/stream: one route per feed of the catalog, all through the same stream service. */

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
 import { callerOf } from '../hooks/operation-guard.ts';
-import type { Metrics } from '../metrics.ts';
+import type { Metrics } from '../../metrics.ts';
 import { sendBilled, type RouteSpec } from '../route-spec.ts';
 import { DomainResult, errorResponses } from '../schemas.ts';
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
-import type { Metrics } from '../metrics.ts';
+import type { Metrics } from '../../metrics.ts';
 import { answeredRoute, billedReply, type AnsweredRouteSpec } from '../route-spec.ts';
 import { errorResponses, IpResult } from '../schemas.ts';
 

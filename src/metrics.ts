@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { IntelIndexStats } from '../modules/intel/engine/intel-index.ts';
+import type { IntelIndexStats } from './modules/intel/engine/intel-index.ts';
 
 /** One label set's counts, updated with plain arithmetic on the request path. */
 interface Series {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { Writable } from 'node:stream';
-import { createLogger } from '../lib/logger.ts';
+import { createLogger } from './logger.ts';
 import { ConnectionLimiter, defaultConnectionLimits, softOpenFileLimit } from './connection-limit.ts';
 
 class FakeSocket extends EventEmitter {
