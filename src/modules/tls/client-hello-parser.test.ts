@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseClientHello } from './client-hello-parser.ts';
-import { buildClientHello, CLIENT_PROFILES } from './client-hello-builder.ts';
-import { concat, u16, u16s, u8, vec16, vec24, vec8 } from './hello-encoding.ts';
-import { handshakeFromLists, recordFromLists, seededRandom } from './test-hellos.ts';
+import { buildClientHello, CLIENT_PROFILES } from '../../demo/tls/client-hello-builder.ts';
+import { concat, u16, u16s, u8, vec16, vec24, vec8 } from '../../demo/tls/hello-encoding.ts';
+import { handshakeFromLists, recordFromLists, seededRandom } from '../../../test/helpers/test-hellos.ts';
 
 const valid = recordFromLists({
   ciphers: [0x1301, 0xc02f], extensions: [0x0000, 0x000a, 0x000b, 0x000d, 0x0010, 0x002b, 0x002d, 0x0033],

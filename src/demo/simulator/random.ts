@@ -1,6 +1,6 @@
 import type { Rng } from './types.ts';
 
-import { mulberry32 } from '../../../lib/prng.ts';
+import { mulberry32 } from '../../lib/prng.ts';
 
 export { mulberry32 };
 

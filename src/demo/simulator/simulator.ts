@@ -1,10 +1,10 @@
-import type { Clock } from '../../../lib/clock.ts';
-import type { IpDataset } from '../../lookup/ip-dataset.ts';
-import { parseIp } from '../../../lib/ip-address.ts';
-import { FEEDS, FEED_IDS, type FeedId } from '../feed-catalog.ts';
-import type { IngestService, IngestSummary } from '../ingest-service.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { IpDataset } from '../../modules/lookup/ip-dataset.ts';
+import { parseIp } from '../../lib/ip-address.ts';
+import { FEEDS, FEED_IDS, type FeedId } from '../../modules/feeds/feed-catalog.ts';
+import type { IngestService, IngestSummary } from '../../modules/feeds/ingest-service.ts';
 import { buildClientHello, CLIENT_PROFILES } from '../tls/client-hello-builder.ts';
-import { parseClientHello } from '../tls/client-hello-parser.ts';
+import { parseClientHello } from '../../modules/tls/client-hello-parser.ts';
 import { createGenerators, FEED_WEIGHTS } from './generators.ts';
 import { mulberry32 } from './random.ts';
 import type { RecordGenerator, Rng, SimulatorDeps } from './types.ts';

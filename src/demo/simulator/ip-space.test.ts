@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseIp } from '../../../lib/ip-address.ts';
+import { parseIp } from '../../lib/ip-address.ts';
 import { PREFIXES } from './address-space.ts';
 import { addressIn, contains, ipToBigInt, parseCidr, rangeIn } from './ip-space.ts';
 import { mulberry32 } from './random.ts';

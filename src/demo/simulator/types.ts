@@ -1,4 +1,4 @@
-export { FEED_IDS, type FeedId } from '../feed-catalog.ts';
+export { FEED_IDS, type FeedId } from '../../modules/feeds/feed-catalog.ts';
 
 /** Uniform in [0, 1). Injected so that tests (and the demo backfill) are reproducible. */
 export type Rng = () => number;

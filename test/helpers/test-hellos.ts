@@ -2,7 +2,7 @@
 // driven by plain code lists, so published JA4 vectors (which list codes, not
 // bytes) can be replayed through the real parser.
 import { createHash } from 'node:crypto';
-import { concat, ext, u16, u16s, u8, vec16, vec24, vec8, type Extension } from './hello-encoding.ts';
+import { concat, ext, u16, u16s, u8, vec16, vec24, vec8, type Extension } from '../../src/demo/tls/hello-encoding.ts';
 
 /** SHA-256 counter stream: same seed, same bytes. */
 export function seededRandom(seed: string): (n: number) => Uint8Array {

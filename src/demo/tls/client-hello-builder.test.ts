@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildClientHello, CLIENT_PROFILES, type ClientProfile } from './client-hello-builder.ts';
-import { parseClientHello, type ClientHelloDetails } from './client-hello-parser.ts';
-import { seededRandom } from './test-hellos.ts';
+import { parseClientHello } from '../../modules/tls/client-hello-parser.ts';
+import type { ClientHelloDetails } from '../../modules/tls/client-hello.ts';
+import { seededRandom } from '../../../test/helpers/test-hellos.ts';
 
 interface Expected {
   ja4: string;

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { alpnChars, ja4, ja4Parts, type Ja4Input } from './ja4.ts';
 import { parseClientHello } from './client-hello-parser.ts';
-import { codes, recordFromLists, type HelloLists } from './test-hellos.ts';
+import { codes, recordFromLists, type HelloLists } from '../../../test/helpers/test-hellos.ts';
 
 const ja4Of = (lists: HelloLists): string => {
   const hello = parseClientHello(recordFromLists(lists));

@@ -3,7 +3,7 @@
 // BSD-3-Clause). Only TLS over TCP is fingerprinted here, so the first
 // character is always "t".
 import { createHash } from 'node:crypto';
-import type { ClientHelloDetails } from './client-hello-parser.ts';
+import type { ClientHelloDetails } from './client-hello.ts';
 import { isGrease, versionCode } from './tls-names.ts';
 
 /** The parts of a parsed hello JA4 reads; lets callers fingerprint hand-built data too. */

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { parseIp } from '../../../lib/ip-address.ts';
+import { parseIp } from '../../lib/ip-address.ts';
 import { bencode } from './bencode.ts';
 import { createGenerators, pickFeed } from './generators.ts';
 import { ipToBigInt } from './ip-space.ts';

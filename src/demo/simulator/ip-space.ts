@@ -1,4 +1,4 @@
-import { formatV4, formatV6, parseIp } from '../../../lib/ip-address.ts';
+import { formatV4, formatV6, parseIp } from '../../lib/ip-address.ts';
 import { randomBits } from './random.ts';
 import type { Rng } from './types.ts';
 
