@@ -1,8 +1,8 @@
 // In-process lookups/s of the IP dataset (network + location per lookup) on random public addresses.
 import { pathToFileURL } from 'node:url';
 import { statSync } from 'node:fs';
-import { loadDataset } from '../src/modules/intel/ip-dataset.ts';
-import { ensureRealDataset } from '../src/modules/intel/test-dataset.ts';
+import { loadDataset } from '../src/modules/dataset/dataset-reader.ts';
+import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
 import { parseIp, type ParsedIp } from '../src/lib/ip-address.ts';
 
 function randomPublicV4(): ParsedIp {

@@ -16,10 +16,10 @@ import { mulberry32 } from '../src/lib/prng.ts';
 import type { CreditLedger } from '../src/modules/credits/credit-ledger.ts';
 import { FEEDS } from '../src/modules/feeds/feed-catalog.ts';
 import { IntelIndex } from '../src/modules/intel/engine/intel-index.ts';
-import { loadDataset, type LoadedIpDataset } from '../src/modules/intel/ip-dataset.ts';
-import { mmdbAnswer } from '../src/modules/intel/mmdb-writer.ts';
-import { words } from '../src/modules/intel/random-ranges.ts';
-import { ensureRealDataset, ensureRealMmdb } from '../src/modules/intel/test-dataset.ts';
+import { loadDataset, type LoadedIpDataset } from '../src/modules/dataset/dataset-reader.ts';
+import { mmdbAnswer } from '../test/helpers/mmdb/mmdb-writer.ts';
+import { words } from '../test/helpers/random-ranges.ts';
+import { ensureRealDataset, ensureRealMmdb } from '../test/helpers/test-dataset.ts';
 import { formatV4, formatV6, parseIp, type ParsedIp } from '../src/lib/ip-address.ts';
 import { LookupService } from '../src/modules/lookup/lookup-service.ts';
 

@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../src/app.ts';
 import { parseConfig } from '../../src/config.ts';
-import { DatasetLoader, loadDataset } from '../../src/modules/intel/ip-dataset.ts';
-import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
+import { loadDataset } from '../../src/modules/dataset/dataset-reader.ts';
+import { DatasetLoader } from '../../src/modules/dataset/dataset-loader.ts';
+import { ensureRealDataset } from '../../test/helpers/test-dataset.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-'));
 const config = parseConfig({ UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn' });

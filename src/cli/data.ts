@@ -19,7 +19,7 @@ export async function buildDatasetWithProgress(config: Config, out: Output): Pro
   const progress = createProgress(true);
   const started = Date.now();
   // Loaded on use: admin verbs should not pay for the dataset code.
-  const { buildDataset } = await import('../modules/intel/dataset-builder.ts');
+  const { buildDataset } = await import('../modules/dataset/dataset-builder.ts');
   try {
     const info = await buildDataset({ outFile: config.datasetFile, onProgress: (e: ProgressEvent) => progress.update(e) });
     progress.stop();
@@ -41,7 +41,7 @@ export function registerData(program: Command): void {
       action(async (out, config, o: { ifMissing?: boolean }) => {
         const c = config();
         if (o.ifMissing) {
-          const { datasetFileProblem } = await import('../modules/intel/ip-dataset.ts');
+          const { datasetFileProblem } = await import('../modules/dataset/dataset-reader.ts');
           const problem = datasetFileProblem(c.datasetFile);
           if (!problem) {
             out.result({ file: c.datasetFile, built: false }, () => `${c.datasetFile} exists; nothing to do`);
@@ -61,7 +61,7 @@ export function registerData(program: Command): void {
       action(async (out, config, o: { server?: string }) => {
         const c = config();
         if (!existsSync(c.datasetFile)) throw new UsageError(`no IP dataset at ${c.datasetFile}; build it with 'umbra data build'`);
-        const { readDatasetHeader } = await import('../modules/intel/ip-dataset.ts');
+        const { readDatasetHeader } = await import('../modules/dataset/dataset-reader.ts');
         const header = readDatasetHeader(c.datasetFile);
         const stores = cliStores(c);
         let status: DataStatus;

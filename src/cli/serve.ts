@@ -41,7 +41,8 @@ export function registerServe(program: Command): void {
           if (e instanceof DataDirBusy) cannotStart(out, `${e.message}; run one server per data dir (several nodes share state only in distributed mode)`);
           throw e;
         }
-        const { datasetFileProblem, DatasetLoader } = await import('../modules/intel/ip-dataset.ts');
+        const { datasetFileProblem } = await import('../modules/dataset/dataset-reader.ts');
+        const { DatasetLoader } = await import('../modules/dataset/dataset-loader.ts');
         const problem = datasetFileProblem(config.datasetFile);
         if (problem) {
           out.info(`${problem}: building it`);

@@ -1,5 +1,5 @@
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { PREFIX_BYTES } from '../../src/modules/intel/dataset-format.ts';
+import { PREFIX_BYTES } from '../../src/modules/dataset/dataset-format.ts';
 
 /**
  * Writes a copy of a dataset file whose header says another build time (same tables), renamed into

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
+import { ensureRealDataset } from '../helpers/test-dataset.ts';
 import { sampleRecords } from '../helpers/feed-fixtures.ts';
 import { openStream } from '../helpers/stream-client.ts';
 import { grpcClient } from '../helpers/grpc-client.ts';

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
+import { ensureRealDataset } from '../helpers/test-dataset.ts';
 import { OWNER_FILE } from '../../src/storage/embedded/data-dir-lock.ts';
 import { sampleRecords } from '../helpers/feed-fixtures.ts';
 import { startServe } from '../helpers/serve-process.ts';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
-import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
+import { ensureRealDataset } from '../helpers/test-dataset.ts';
 import { startServe } from '../helpers/serve-process.ts';
 import { umbraCli } from '../helpers/umbra-cli.ts';
 

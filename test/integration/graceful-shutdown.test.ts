@@ -6,7 +6,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
+import { ensureRealDataset } from '../helpers/test-dataset.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/umbra.js');
 

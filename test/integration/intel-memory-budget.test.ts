@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { ensureRealDataset } from '../../src/modules/intel/test-dataset.ts';
+import { ensureRealDataset } from '../helpers/test-dataset.ts';
 import { FileFeedLog } from '../../src/storage/embedded/file-feed-log.ts';
 import { BIN } from '../helpers/umbra-cli.ts';
 

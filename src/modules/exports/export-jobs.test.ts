@@ -16,7 +16,7 @@ import { runHourly } from './hourly-snapshot-job.ts';
 import { recoverPublishes } from './publish-recovery.ts';
 import type { ObjectStore } from './object-store.ts';
 import { ParquetWriter } from './parquet-writer.ts';
-import { readParquet } from './parquet-test-reader.ts';
+import { readParquet } from '../../../test/helpers/parquet-test-reader.ts';
 import { filesUnder } from '../../storage/contract/object-store.contract.ts';
 
 const D0 = Date.UTC(2026, 10, 21); // 2026-11-21 00:00 UTC

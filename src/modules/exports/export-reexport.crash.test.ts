@@ -11,10 +11,10 @@ import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
 import { FEEDS } from '../feeds/feed-catalog.ts';
-import { runCrashChild } from './crash-harness.fixture.ts';
+import { runCrashChild } from '../../../test/helpers/export-crash-harness.ts';
 import { CursorCodec } from './cursor-codec.ts';
 import { ExportService } from './export-service.ts';
-import { readParquet } from './parquet-test-reader.ts';
+import { readParquet } from '../../../test/helpers/parquet-test-reader.ts';
 import { INTENT_STALE_MS, recoverPublishes } from './publish-recovery.ts';
 
 const H5 = Date.UTC(2026, 10, 21, 5);

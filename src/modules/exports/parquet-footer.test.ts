@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { FEEDS } from '../feeds/feed-catalog.ts';
 import { CT, decodeStruct, encodeStruct, mergeFooters, MergeRefused, parseFooter, type ThriftStruct } from './parquet-footer.ts';
 import { ParquetWriter } from './parquet-writer.ts';
-import { recordsOf } from './parquet-fixtures.ts';
+import { recordsOf } from '../../../test/helpers/parquet-fixtures.ts';
 
 async function* linesOf(records: object[]): AsyncIterable<string> {
   for (const r of records) yield JSON.stringify(r);

@@ -8,9 +8,9 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { parquetMetadata } from 'hyparquet';
 import { FEEDS, type FeedDef } from '../feeds/feed-catalog.ts';
 import { CT, decodeStruct, encodeStruct, MergeRefused } from './parquet-footer.ts';
-import { recordsOf } from './parquet-fixtures.ts';
+import { recordsOf } from '../../../test/helpers/parquet-fixtures.ts';
 import { ParquetWriter } from './parquet-writer.ts';
-import { readParquet } from './parquet-test-reader.ts';
+import { readParquet } from '../../../test/helpers/parquet-test-reader.ts';
 
 async function* linesOf(records: object[]): AsyncIterable<string> {
   for (const r of records) yield JSON.stringify(r);

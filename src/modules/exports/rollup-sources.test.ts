@@ -18,7 +18,7 @@ import type { ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
 import type { ObjectStore } from './object-store.ts';
 import { ParquetWriter } from './parquet-writer.ts';
-import { readParquet } from './parquet-test-reader.ts';
+import { readParquet } from '../../../test/helpers/parquet-test-reader.ts';
 import type { DaySources } from './rollup-sources.ts';
 
 const D0 = Date.UTC(2026, 10, 21);

@@ -9,7 +9,7 @@ import type { ExportJobDeps } from '../../../src/modules/exports/export-job.ts';
 import { runHourly } from '../../../src/modules/exports/hourly-snapshot-job.ts';
 import type { ObjectStore } from '../../../src/modules/exports/object-store.ts';
 import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';
-import { readParquet } from '../../../src/modules/exports/parquet-test-reader.ts';
+import { readParquet } from '../../helpers/parquet-test-reader.ts';
 import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
 import { createStores } from '../../../src/storage/index.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';

@@ -6,7 +6,7 @@ import type { ExportJobDeps } from '../../../src/modules/exports/export-job.ts';
 import { runRollup } from '../../../src/modules/exports/daily-rollup-job.ts';
 import { runHourly } from '../../../src/modules/exports/hourly-snapshot-job.ts';
 import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';
-import { readParquet } from '../../../src/modules/exports/parquet-test-reader.ts';
+import { readParquet } from '../../helpers/parquet-test-reader.ts';
 import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
 import type { Scope } from '../../../src/modules/accounts/scopes.ts';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';

@@ -1,4 +1,4 @@
-import { find4Indexed, find6, NONE, topIndex } from '../range-table.ts';
+import { find4Indexed, find6, NONE, topIndex } from '../../dataset/range-table.ts';
 import type { ParsedIp } from '../../../lib/ip-address.ts';
 
 /** One range with the value it carries; bounds are inclusive. IPv6 bounds as 128-bit bigints. */

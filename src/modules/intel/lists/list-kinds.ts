@@ -1,4 +1,4 @@
-import { NETWORK_TYPES } from '../network-type.ts';
+import { NETWORK_TYPES } from '../../dataset/network-type.ts';
 
 /** service.md's category values: lists that flag addresses (intelligence.categories and providers[].type). */
 export const CATEGORY_KINDS = [

@@ -1,7 +1,7 @@
 import type { NetworkTypeOverride } from '../../lookup/lookup-data.ts';
 import type { NetworkType } from '../../lookup/ip-dataset.ts';
 import type { ParsedIp } from '../../../lib/ip-address.ts';
-import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from '../range-table.ts';
+import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from '../../dataset/range-table.ts';
 import { parseCidr, type Cidr } from './cidr.ts';
 import type { IntelList } from './intel-list.ts';
 import { isNetworkKind } from './list-kinds.ts';

@@ -7,7 +7,7 @@ import { EMPTY_LOCATION } from '../lookup/ip-dataset.ts';
 import { parseIp } from '../../lib/ip-address.ts';
 import { buildDataset, type DatasetSources } from './dataset-builder.ts';
 import { FORMAT_VERSION } from './dataset-format.ts';
-import { loadDataset } from './ip-dataset.ts';
+import { loadDataset } from './dataset-reader.ts';
 
 function fixture(): { dir: string; sources: DatasetSources } {
   const dir = mkdtempSync(join(tmpdir(), 'umbra-ds-'));

@@ -1,8 +1,8 @@
 import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Reader, Response } from 'mmdb-lib';
-import { EMPTY_LOCATION, UNKNOWN_NETWORK, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/ip-dataset.ts';
-import type { DatasetRanges } from './ip-dataset.ts';
+import { EMPTY_LOCATION, UNKNOWN_NETWORK, type LocationRecord, type NetworkRecord, type NetworkType } from '../../../src/modules/lookup/ip-dataset.ts';
+import type { DatasetRanges } from '../../../src/modules/dataset/dataset-reader.ts';
 import { MMDB_TYPE, MmdbDataWriter } from './mmdb-data.ts';
 import { NO_DATA, TreeWriter } from './mmdb-tree.ts';
 

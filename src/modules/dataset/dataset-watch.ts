@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import type { IpDataset } from '../lookup/ip-dataset.ts';
 import type { LookupData } from '../lookup/lookup-data.ts';
-import { RevisionWatcher, type WatcherLogger } from './engine/revision-watcher.ts';
-import { DatasetLoader } from './ip-dataset.ts';
+import { RevisionWatcher, type WatcherLogger } from '../../lib/revision-watcher.ts';
+import { DatasetLoader } from './dataset-loader.ts';
 
 export interface DatasetWatch {
   /** Loads the file now when it changed since the last load, then swaps it in. */

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const CHILD = fileURLToPath(new URL('./crash-child.fixture.ts', import.meta.url));
+const CHILD = fileURLToPath(new URL('./export-crash-child.ts', import.meta.url));
 
 /**
  * Runs one child (`mode` of crash-child.fixture.ts) to its end: killed `killAfterMs` after it says

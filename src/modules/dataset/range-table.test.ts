@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomRanges4, randomRanges6, rng, words } from './random-ranges.ts';
+import { randomRanges4, randomRanges6, rng, words } from '../../../test/helpers/random-ranges.ts';
 import { BLOCK_INDEX4_WORDS, blockIndex4, compare6, find4, find6, find6Index, findSegment4, index6, index6Words, mergeTables4, mergeTables6, NONE, PairInterner, SPLIT, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 
 describe(V4TableBuilder.name, () => {

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { buildDataset, packagedSources } from './dataset-builder.ts';
-import { FORMAT_VERSION } from './dataset-format.ts';
-import { loadDataset } from './ip-dataset.ts';
-import { writeMmdbFile, type MmdbImage } from './mmdb-writer.ts';
+import { buildDataset, packagedSources } from '../../src/modules/dataset/dataset-builder.ts';
+import { FORMAT_VERSION } from '../../src/modules/dataset/dataset-format.ts';
+import { loadDataset } from '../../src/modules/dataset/dataset-reader.ts';
+import { writeMmdbFile, type MmdbImage } from './mmdb/mmdb-writer.ts';
 
 let building: Promise<string> | undefined;
 
@@ -39,6 +39,11 @@ async function once(file: string, make: () => Promise<void>): Promise<void> {
   }
 }
 
+/** Built datasets and MMDBs, kept between runs (git-ignored). */
+const CACHE = join(import.meta.dirname, '../../.cache');
+/** The code that shapes the dataset file: a change in it builds the cached file again. */
+const DATASET_CODE = join(import.meta.dirname, '../../src/modules/dataset');
+
 /**
  * The real dataset built from the installed packages, cached under .cache/ keyed by source versions
  * and format, so tests and benchmarks build it once (about 25 s) and reuse it.
@@ -48,9 +53,9 @@ export function ensureRealDataset(): Promise<string> {
     const sources = packagedSources();
     // Keyed by the sources and by the code that shapes the file, so a changed rule rebuilds it.
     const code = createHash('sha256');
-    for (const f of ['dataset-builder.ts', 'dataset-format.ts', 'network-type.ts', 'range-table.ts', 'sources.ts']) code.update(readFileSync(join(import.meta.dirname, f)));
+    for (const f of ['dataset-builder.ts', 'dataset-format.ts', 'network-type.ts', 'range-table.ts', 'sources.ts']) code.update(readFileSync(join(DATASET_CODE, f)));
     const key = `${Object.values(sources.versions).join('_')}-${code.digest('hex').slice(0, 12)}`;
-    const file = join(import.meta.dirname, '../../../.cache', `ip-dataset-f${FORMAT_VERSION}-${key}.bin`);
+    const file = join(CACHE, `ip-dataset-f${FORMAT_VERSION}-${key}.bin`);
     // The builder renames atomically, so a file that exists is whole.
     await once(file, async () => void (await buildDataset({ outFile: file, sources })));
     return file;
@@ -76,8 +81,8 @@ export function ensureRealMmdb(): Promise<RealMmdb> {
   writingMmdb ??= (async () => {
     const dataset = await ensureRealDataset();
     const code = createHash('sha256');
-    for (const f of ['mmdb-writer.ts', 'mmdb-tree.ts', 'mmdb-data.ts', 'ip-dataset.ts']) code.update(readFileSync(join(import.meta.dirname, f)));
-    const file = join(import.meta.dirname, '../../../.cache', `${basename(dataset, '.bin')}-${code.digest('hex').slice(0, 12)}.mmdb`);
+    for (const f of ['mmdb/mmdb-writer.ts', 'mmdb/mmdb-tree.ts', 'mmdb/mmdb-data.ts', '../../src/modules/dataset/dataset-reader.ts']) code.update(readFileSync(join(import.meta.dirname, f)));
+    const file = join(CACHE, `${basename(dataset, '.bin')}-${code.digest('hex').slice(0, 12)}.mmdb`);
     const stats = `${file}.json`;
     // The stats are written after the renamed file, so a file without them is rewritten.
     await once(stats, async () => {

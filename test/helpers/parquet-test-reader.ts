@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parquetMetadata, parquetReadObjects, type SchemaElement } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import type { ColumnType } from '../feeds/feed-catalog.ts';
+import type { ColumnType } from '../../src/modules/feeds/feed-catalog.ts';
 
 /** Test helper: reads a parquet file with hyparquet, an independent second reader (not DuckDB). */
 export async function readParquet(file: string | Uint8Array): Promise<{

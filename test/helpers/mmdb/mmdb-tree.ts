@@ -1,4 +1,4 @@
-import type { DatasetRanges } from './ip-dataset.ts';
+import type { DatasetRanges } from '../../../src/modules/dataset/dataset-reader.ts';
 
 /** A pair without data: its addresses get the record value nodeCount ("not found"). */
 export const NO_DATA = 0xffffffff;

@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EMPTY_LOCATION } from '../lookup/ip-dataset.ts';
 import { parseIp } from '../../lib/ip-address.ts';
-import { loadDataset } from './ip-dataset.ts';
-import { ensureRealDataset } from './test-dataset.ts';
+import { loadDataset } from './dataset-reader.ts';
+import { ensureRealDataset } from '../../../test/helpers/test-dataset.ts';
 
 describe('the real IP dataset (DB-IP Lite + RouteViews/NRO ASN data)', () => {
   it('should know real owners and places', async () => {

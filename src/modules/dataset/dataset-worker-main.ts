@@ -3,7 +3,8 @@ import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { decodeDataset } from './dataset-format.ts';
 import { BLOCK_INDEX4_WORDS } from './range-table.ts';
-import { arenaIndex6, prepareIndexes, samePages, type WorkerLoaded, type WorkerPrefault, type WorkerRequest } from './ip-dataset.ts';
+import { prepareIndexes, samePages } from './dataset-reader.ts';
+import { arenaIndex6, type WorkerLoaded, type WorkerPrefault, type WorkerRequest } from './dataset-loader.ts';
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /** Blocks this thread (never the event loop) for `ms`. */

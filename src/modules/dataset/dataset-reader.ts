@@ -34,7 +34,7 @@ export interface LoadedIpDataset extends IpDataset {
  * Slots filled on first use, in pages of 1,024: a dataset swapped in while serving allocates no
  * half-million-slot arrays on the event loop (several ms each), only the pages lookups reach.
  */
-class LazySlots<T> {
+export class LazySlots<T> {
   /** Sized and filled up front (a few hundred entries), so it stays a fast packed array, never a sparse one. */
   readonly pages: Array<Array<T | undefined> | undefined>;
 
@@ -127,7 +127,7 @@ export function samePages(prev: Sections, next: Sections): SamePages {
  * call are remembered (keyed by the address value, not the object, so a reused or mutated ParsedIp
  * cannot get a stale answer) and the second call costs no search.
  */
-class LoadedDataset implements LoadedIpDataset {
+export class LoadedDataset implements LoadedIpDataset {
   private readonly nets: LazySlots<NetworkRecord>;
   private readonly locs: LazySlots<LocationRecord>;
   private readonly pairs: Uint32Array;
@@ -285,7 +285,7 @@ export function loadDataset(file: string): LoadedIpDataset {
  * The dataset's string table (ISP names, places, zones) over the file's bytes: each string is decoded
  * when a record first needs it, and kept, so a load makes none of its 760,000 strings up front.
  */
-class PackedStrings {
+export class PackedStrings {
   readonly decoded: LazySlots<string>;
   private readonly bytes: Buffer;
 
@@ -301,230 +301,6 @@ class PackedStrings {
     let text = this.decoded.get(i);
     if (text === undefined) this.decoded.set(i, (text = this.bytes.toString('utf8', this.offsets[i]!, this.offsets[i + 1]!)));
     return text;
-  }
-}
-
-/** What the loading worker sends back: the header, how many bytes of the arena the file took, and where its IPv6 index is in the arena. */
-export interface WorkerLoaded {
-  header: DatasetHeader;
-  size: number;
-  v6: ArenaIndex6;
-  /** Compared with the previous load's file, when the request named one. */
-  same?: SamePages;
-}
-
-/** An Index6 as positions in an arena (views cannot cross threads without copying). */
-export interface ArenaIndex6 {
-  top: [number, number];
-  subOf: [number, number];
-  sub: [number, number];
-}
-
-/** Where an arena's parts start: the file at 0, then the IPv6 index room, then the IPv4 block index. */
-export interface ArenaLayout {
-  v6At: number;
-  v6Words: number;
-  directAt: number;
-}
-
-/** A load request to the worker: the file, the arena to read it into, and where the previous load's file is (to compare pages). */
-export interface WorkerRequest extends ArenaLayout {
-  id: number;
-  file: string;
-  arena: SharedArrayBuffer;
-  /** No load has used this arena yet: its memory is touched for the first time (page faults). */
-  fresh: boolean;
-  previous?: { arena: SharedArrayBuffer; size: number };
-}
-
-/** A dataset from the loader: its file's size in the arena and where its IPv6 index is. */
-interface Loaded {
-  dataset: LoadedDataset;
-  size: number;
-  v6: ArenaIndex6;
-}
-
-/** A request to the worker to touch the pages of an arena's byte ranges [from, to) (DatasetLoader.prefaultSpare). */
-export interface WorkerPrefault {
-  id: number;
-  prefault: SharedArrayBuffer;
-  ranges: Array<[number, number]>;
-}
-
-/** [byte offset, length] of each index array in `arena`. */
-export function arenaIndex6(arena: SharedArrayBuffer, x: Index6): ArenaIndex6 {
-  const at = (a: Uint32Array | Int32Array): [number, number] => {
-    if (a.buffer !== arena) throw new Error('the IPv6 index is not in the arena');
-    return [a.byteOffset, a.length];
-  };
-  return { top: at(x.top), subOf: at(x.subOf), sub: at(x.sub) };
-}
-
-const align8 = (n: number) => (n + 7) & ~7;
-const DIRECT_BYTES = BLOCK_INDEX4_WORDS * 4;
-
-/** What a dataset file needs of an arena: its bytes, and the most words its IPv6 index can take. */
-function needs(file: string): { fileBytes: number; v6Words: number } {
-  const fileBytes = statSync(file).size;
-  const header = readDatasetHeader(file);
-  return { fileBytes, v6Words: index6Words(header.sections.v6Starts[1] / 4) };
-}
-
-/**
- * Loads datasets in a worker thread at the lowest CPU priority: reading 150 MB, checking it and
- * deriving the indexes (about 0.6 s of CPU) happen off the event loop, and on a busy machine the load
- * waits rather than taking CPU from the thread that answers requests. The thread is started once
- * (`start`, at server start) so a swap pays no thread or module start-up; it does not keep the
- * process alive.
- *
- * The file and its IPv4 index go into one of two shared arenas (SharedArrayBuffers made once and
- * reused), the one the current dataset does not use: handing 300 MB of new buffers to the main thread
- * at each swap made V8 start a mark-compact whose final pause held the event loop for 15-20 ms, and
- * reused memory needs no page faults either. So a dataset from this loader is only valid until the
- * next load but one: callers swap it in and drop the previous one, and lookups use a dataset only
- * synchronously (LookupService takes its view inside the charged work, never across an await).
- */
-export class DatasetLoader {
-  private worker: Worker | undefined;
-  private next = 0;
-  private readonly waiting = new Map<number, { file: string; arena: SharedArrayBuffer; layout: ArenaLayout; resolve: (loaded: Loaded | undefined) => void; reject: (e: Error) => void }>();
-  private readonly arenas: Array<SharedArrayBuffer | undefined> = [undefined, undefined];
-  /** The arena the last loaded dataset lives in (the next load uses the other). */
-  private current = 1;
-  /** The last loaded dataset and its file's size (in arenas[current]): the next load shares its unchanged pages. */
-  private last: Loaded | undefined;
-
-  start(): void {
-    if (this.worker) return;
-    const worker = new Worker(new URL('./dataset-worker.mjs', import.meta.url));
-    worker.unref();
-    worker.on('message', (m: { id: number; loaded?: WorkerLoaded; prefaulted?: true; error?: string }) => {
-      const w = this.waiting.get(m.id);
-      if (!w) return;
-      this.waiting.delete(m.id);
-      if (m.error !== undefined) return w.reject(new Error(m.error));
-      if (m.prefaulted) return w.resolve(undefined);
-      if (!m.loaded) return w.reject(new Error('dataset loader answered nothing'));
-      try {
-        const l = m.loaded;
-        const sections = sectionViews(new Uint8Array(w.arena, 0, l.size), l.header.sections, w.file);
-        const direct = new Int32Array(w.arena, w.layout.directAt, BLOCK_INDEX4_WORDS);
-        const v6 = { top: new Uint32Array(w.arena, ...l.v6.top), subOf: new Int32Array(w.arena, ...l.v6.subOf), sub: new Uint32Array(w.arena, ...l.v6.sub) };
-        const carry = l.same && this.last ? { from: this.last.dataset, same: l.same } : undefined;
-        w.resolve({ dataset: new LoadedDataset(l.header.info, sections, { direct, v6 }, carry), size: l.size, v6: l.v6 });
-      } catch (e) {
-        w.reject(e as Error);
-      }
-    });
-    // A crashed thread fails what it was doing; the next load starts a new one.
-    const fail = (e: Error) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      for (const w of this.waiting.values()) w.reject(e);
-      this.waiting.clear();
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`dataset loader thread exited with code ${code}`)));
-    this.worker = worker;
-  }
-
-  /**
-   * Makes both arenas now, big enough for `file` (with room to grow), so that no swap registers new
-   * memory with V8 (call at start, before serving). Untouched arena memory costs no RAM.
-   */
-  reserve(file: string): void {
-    const need = needs(file);
-    for (let k = 0; k < 2; k++) this.arena(k, need);
-  }
-
-  private readonly layouts: Array<ArenaLayout | undefined> = [undefined, undefined];
-  /** Whether a load has filled arenas[k] (its memory is resident). */
-  private readonly used = [false, false];
-
-  private arena(k: number, need: { fileBytes: number; v6Words: number }): { arena: SharedArrayBuffer; layout: ArenaLayout } {
-    const have = this.arenas[k];
-    const layout = this.layouts[k];
-    if (have && layout && layout.v6At >= align8(need.fileBytes) && layout.v6Words >= need.v6Words) return { arena: have, layout };
-    // A quarter more than asked, so a dataset that grows a little between builds fits.
-    const v6At = align8(Math.ceil(need.fileBytes * 1.25));
-    const v6Words = Math.ceil(need.v6Words * 1.25);
-    const made = { v6At, v6Words, directAt: align8(v6At + v6Words * 4) };
-    const arena = new SharedArrayBuffer(made.directAt + DIRECT_BYTES);
-    this.arenas[k] = arena;
-    this.layouts[k] = made;
-    this.used[k] = false;
-    return { arena, layout: made };
-  }
-
-  private queue: Promise<unknown> = Promise.resolve();
-
-  /**
-   * Touches the spare arena (the one the next load will fill) now, in the loader thread and in paced
-   * steps: its 280 MB become resident at start rather than at the first swap, whose page faults would
-   * otherwise slow requests (and an undersized machine fails at start, not at the first rebuild).
-   * Queued with the loads; a no-op once both arenas were used. Resolves when done.
-   */
-  prefaultSpare(): Promise<void> {
-    const run = this.queue.then(() => this.prefaultNow());
-    this.queue = run.catch(() => {});
-    return run;
-  }
-
-  private async prefaultNow(): Promise<void> {
-    const k = 1 - this.current;
-    const arena = this.arenas[k];
-    const layout = this.layouts[k];
-    if (!arena || !layout || this.used[k] || !this.last) return;
-    this.start();
-    // What a load of the current dataset would touch: its file's bytes, its IPv6 index, the IPv4 index (not the room to grow).
-    const v6 = this.last.v6;
-    const v6Bytes = v6.sub[0] + v6.sub[1] * 4 - v6.top[0];
-    const ranges: Array<[number, number]> = [[0, Math.min(this.last.size, layout.v6At)], [layout.v6At, layout.v6At + Math.min(v6Bytes, layout.v6Words * 4)], [layout.directAt, arena.byteLength]];
-    const id = ++this.next;
-    await new Promise<void>((resolve, reject) => {
-      this.waiting.set(id, { file: '', arena, layout, resolve: () => resolve(), reject });
-      this.worker!.postMessage({ id, prefault: arena, ranges } satisfies WorkerPrefault);
-    });
-    this.used[k] = true;
-  }
-
-  /** Loads run one at a time: each writes into the arena the current dataset does not use. */
-  load(file: string): Promise<LoadedIpDataset> {
-    const run = this.queue.then(() => this.loadNow(file));
-    this.queue = run.catch(() => {});
-    return run;
-  }
-
-  private async loadNow(file: string): Promise<LoadedIpDataset> {
-    this.start();
-    const id = ++this.next;
-    const k = 1 - this.current;
-    const { arena, layout } = this.arena(k, needs(file));
-    const previous = this.last ? { arena: this.arenas[this.current]!, size: this.last.size } : undefined;
-    const loaded = await new Promise<Loaded>((resolve, reject) => {
-      this.waiting.set(id, { file, arena, layout, resolve: (l) => (l ? resolve(l) : reject(new Error('dataset loader answered nothing'))), reject });
-      this.worker!.postMessage({ id, file, arena, ...layout, fresh: !this.used[k], previous } satisfies WorkerRequest);
-    });
-    this.used[k] = true;
-    this.current = k;
-    this.last = loaded;
-    return loaded.dataset;
-  }
-
-  async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = undefined;
-    if (w) await w.terminate();
-  }
-}
-
-/** One load in a thread of its own, ended after (for a single load; a server keeps a DatasetLoader). */
-export async function loadDatasetAsync(file: string): Promise<LoadedIpDataset> {
-  const loader = new DatasetLoader();
-  try {
-    return await loader.load(file);
-  } finally {
-    await loader.close();
   }
 }
 

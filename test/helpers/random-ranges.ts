@@ -1,6 +1,6 @@
 /** Random but reproducible range tables for the index tests: shaped like the real data (tiny, /24-aligned and large ranges, gaps, overlaps, repeated values). */
 
-import { mulberry32 } from '../../lib/prng.ts';
+import { mulberry32 } from '../../src/lib/prng.ts';
 
 /** A deterministic PRNG, so a failure reproduces. */
 export const rng = mulberry32;

@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatV4, formatV6, type ParsedIp } from '../../lib/ip-address.ts';
 import { buildDataset, type LocationRow } from './dataset-builder.ts';
-import { DatasetLoader, datasetFileProblem, loadDataset, loadDatasetAsync, samePages } from './ip-dataset.ts';
+import { datasetFileProblem, loadDataset, samePages } from './dataset-reader.ts';
+import { DatasetLoader, loadDatasetAsync } from './dataset-loader.ts';
 import { decodeDataset, FORMAT_VERSION, MAGIC, NET_WORDS, type Sections } from './dataset-format.ts';
 import { restampDataset } from '../../../test/helpers/dataset-files.ts';
-import { randomRanges4, randomRanges6, rng, words } from './random-ranges.ts';
+import { randomRanges4, randomRanges6, rng, words } from '../../../test/helpers/random-ranges.ts';
 import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 
 describe('loadDataset', () => {

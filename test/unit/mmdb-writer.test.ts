@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { open, Reader, type Response } from 'maxmind';
-import { formatV4, formatV6, parseIp, type ParsedIp } from '../../lib/ip-address.ts';
-import { buildDataset, type LocationRow } from './dataset-builder.ts';
-import { loadDataset, type LoadedIpDataset } from './ip-dataset.ts';
-import { buildMmdb, mmdbAnswer, writeMmdbFile, type MmdbRecord } from './mmdb-writer.ts';
-import { randomRanges4, randomRanges6, rng, words } from './random-ranges.ts';
-import { ensureRealDataset, ensureRealMmdb } from './test-dataset.ts';
+import { formatV4, formatV6, parseIp, type ParsedIp } from '../../src/lib/ip-address.ts';
+import { buildDataset, type LocationRow } from '../../src/modules/dataset/dataset-builder.ts';
+import { loadDataset, type LoadedIpDataset } from '../../src/modules/dataset/dataset-reader.ts';
+import { buildMmdb, mmdbAnswer, writeMmdbFile, type MmdbRecord } from '../helpers/mmdb/mmdb-writer.ts';
+import { randomRanges4, randomRanges6, rng, words } from '../helpers/random-ranges.ts';
+import { ensureRealDataset, ensureRealMmdb } from '../helpers/test-dataset.ts';
 
 const OPTIONS = { databaseType: 'umbra-test', description: 'fixture', buildEpoch: 1_700_000_000 };
 

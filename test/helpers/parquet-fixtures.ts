@@ -1,4 +1,4 @@
-import type { FeedDef } from '../feeds/feed-catalog.ts';
+import type { FeedDef } from '../../src/modules/feeds/feed-catalog.ts';
 
 /**
  * Test helper: `n` records of any feed, numbered from `from`, with a value in every parquet column

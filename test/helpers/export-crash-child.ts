@@ -9,14 +9,14 @@
 //   put-done     the upload returned, the catalog not yet updated
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
-import { ManualClock } from '../../lib/clock.ts';
-import { FileFeedLog } from '../../storage/embedded/file-feed-log.ts';
-import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
-import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
-import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
-import { runRollup } from './daily-rollup-job.ts';
-import { runHourly } from './hourly-snapshot-job.ts';
-import { ParquetWriter } from './parquet-writer.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { FileFeedLog } from '../../src/storage/embedded/file-feed-log.ts';
+import { FsObjectStore } from '../../src/storage/embedded/fs-object-store.ts';
+import { openSqlite } from '../../src/storage/embedded/sqlite-db.ts';
+import { SqliteSnapshotCatalog } from '../../src/storage/embedded/sqlite-snapshot-catalog.ts';
+import { runRollup } from '../../src/modules/exports/daily-rollup-job.ts';
+import { runHourly } from '../../src/modules/exports/hourly-snapshot-job.ts';
+import { ParquetWriter } from '../../src/modules/exports/parquet-writer.ts';
 
 const [dir, mode, hourArg, rowsArg, killAt] = process.argv.slice(2) as [string, string, string, string, string | undefined];
 const hour = Number(hourArg);
