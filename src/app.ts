@@ -1,51 +1,50 @@
 import { setMaxListeners } from 'node:events';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { createHttpServer } from './http/server.ts';
+import { DemoTraffic } from './demo/demo-traffic.ts';
+import { mulberry32 } from './demo/simulator/random.ts';
+import { Simulator, simulatorDeps } from './demo/simulator/simulator.ts';
 import { createGrpcServer, type GrpcServer } from './grpc/server.ts';
-import { Metrics } from './metrics.ts';
+import { createHttpServer } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
+import { parseIp } from './lib/ip-address.ts';
 import { nodeKeyCrypto, type KeyCrypto } from './lib/key-crypto.ts';
+import { Lifecycles, type Lifecycle } from './lib/lifecycle.ts';
 import { createLogger } from './lib/logger.ts';
+import { DAY_MS } from './lib/time.ts';
+import { Metrics } from './metrics.ts';
 import { AccountService } from './modules/accounts/account-service.ts';
 import { AdminService } from './modules/accounts/admin-service.ts';
-import { DomainService } from './modules/domains/domain-service.ts';
-import type { DomainIntelSource } from './modules/domains/domain-source.ts';
-import type { IpDataset } from './modules/lookup/ip-dataset.ts';
-import type { IntelligenceSource } from './modules/lookup/intelligence.ts';
-import { IntelIndex, WINDOW_S } from './modules/intel/engine/intel-index.ts';
-import { RevisionWatcher } from './lib/revision-watcher.ts';
-import { LookupService } from './modules/lookup/lookup-service.ts';
-import { LookupData } from './modules/lookup/lookup-data.ts';
-import { networkTypeOverride } from './modules/intel/lists/network-type-override.ts';
-import { watchDatasetFile } from './modules/dataset/dataset-watch.ts';
 import type { DatasetLoader } from './modules/dataset/dataset-loader.ts';
-import { dataStatus } from './modules/intel/data-status.ts';
-import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
-import { RecordValidator } from './modules/feeds/feed-records.ts';
-import { IngestService } from './modules/feeds/ingest-service.ts';
-import { StreamService } from './modules/feeds/stream-service.ts';
+import { DatasetWatch } from './modules/dataset/dataset-watch.ts';
 import { DomainAggregates } from './modules/domains/domain-aggregates.ts';
 import { domainFeedObserver } from './modules/domains/domain-feed-observer.ts';
-import { FEED_LIST, type FeedDef } from './modules/feeds/feed-catalog.ts';
-import type { LineDamage } from './modules/feeds/log-lines.ts';
-import { replayLog } from './modules/feeds/log-replay.ts';
-import { Simulator, simulatorDeps } from './demo/simulator/simulator.ts';
-import { mulberry32 } from './demo/simulator/random.ts';
-import { parseIp } from './lib/ip-address.ts';
-import { join } from 'node:path';
+import { DomainService } from './modules/domains/domain-service.ts';
+import type { DomainIntelSource } from './modules/domains/domain-source.ts';
 import { CursorCodec } from './modules/exports/cursor-codec.ts';
-import { ExportScheduler } from './modules/exports/export-scheduler.ts';
+import { ExportRuntime } from './modules/exports/export-runtime.ts';
+import type { ExportScheduler } from './modules/exports/export-scheduler.ts';
 import { ExportService } from './modules/exports/export-service.ts';
 import { snapshotId } from './modules/exports/snapshot-id.ts';
-import { ParquetWriter } from './modules/exports/parquet-writer.ts';
-import type { DamageReport, ExportJobDeps } from './modules/exports/export-job.ts';
-import { JobLane } from './modules/exports/job-lane.ts';
-import { manualJob, runManualJob } from './modules/exports/manual-jobs.ts';
-import { recoverPublishes, type RecoveryReport } from './modules/exports/publish-recovery.ts';
-import type { Services } from './services.ts';
+import { FEED_LIST, type FeedDef } from './modules/feeds/feed-catalog.ts';
+import { RecordValidator } from './modules/feeds/feed-records.ts';
+import { IngestService } from './modules/feeds/ingest-service.ts';
+import type { LineDamage } from './modules/feeds/log-lines.ts';
+import { LogLearner } from './modules/feeds/log-learner.ts';
+import { StreamService } from './modules/feeds/stream-service.ts';
+import { dataStatus } from './modules/intel/data-status.ts';
+import { IntelIndex, WINDOW_S } from './modules/intel/engine/intel-index.ts';
+import { IntelSourcesWatch } from './modules/intel/intel-sources-watch.ts';
+import { networkTypeOverride } from './modules/intel/lists/network-type-override.ts';
+import type { IntelligenceSource } from './modules/lookup/intelligence.ts';
+import type { IpDataset } from './modules/lookup/ip-dataset.ts';
+import { LookupData } from './modules/lookup/lookup-data.ts';
+import { LookupService } from './modules/lookup/lookup-service.ts';
+import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
 import { createOperationGuard } from './operation-guard.ts';
+import type { Services } from './services.ts';
 import { createStores, type Stores } from './storage/index.ts';
 
 export interface AppDeps {
@@ -99,7 +98,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** Composition root: stores → services → servers. Nothing else wires dependencies. */
+/** Composition root: stores → services → parts that run → servers. Nothing else wires dependencies. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const clock = deps.clock ?? systemClock;
   const crypto = deps.crypto ?? nodeKeyCrypto;
@@ -129,8 +128,36 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         }),
       )
     ).flat();
+  const exportRuntime = new ExportRuntime({
+    deps: { feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, clock, workDir: join(config.dataDir, 'export-work') },
+    feeds: FEED_LIST.map((f) => f.id),
+    scheduled: Boolean(deps.exportJobs),
+    hooks: {
+      onDone: (job) => {
+        metrics.exportJobs.inc({ kind: job.kind, outcome: 'done' });
+        lastExportJobAt = Math.floor(clock.now() / 1000);
+        metrics.exportLastJob.set(lastExportJobAt);
+      },
+      onError: (job, e) => {
+        metrics.exportJobs.inc({ kind: typeof job === 'string' ? job : job.kind, outcome: 'failed' });
+        logger.error({ job, err: e.message }, 'export job failed; retried in a minute');
+      },
+      onDamagedLines: (r) => {
+        metrics.exportSkippedLines.inc({ feed: r.feed }, r.skipped);
+        logger.warn(
+          { feed: r.feed, hour: new Date(r.hourStartMs).toISOString(), skipped: r.skipped, repaired: r.repaired },
+          'export left damaged feed log lines out of a snapshot (torn or not JSON); whole records in them were kept',
+        );
+      },
+      onRecovered: (r) => {
+        const ids = (list: typeof r.completed) => list.map((s) => `${s.feed} ${snapshotId(s.date, s.hour)}`);
+        metrics.exportRecovered.inc({ outcome: 'completed' }, r.completed.length);
+        metrics.exportRecovered.inc({ outcome: 'abandoned' }, r.abandoned.length);
+        logger.warn({ completed: ids(r.completed), abandoned: ids(r.abandoned) }, 'export publishes interrupted by a crash were settled: uploads that had finished are listed, the others were dropped (the previous files stay listed)');
+      },
+    },
+  });
 
-  const lane = new JobLane();
   const services: Services = {
     accounts: new AccountService(stores.accounts, stores.ledger, crypto, clock, { cacheMs: config.keyCacheMs }),
     admin: new AdminService(stores.accounts, stores.limits, stores.ledger, crypto, clock),
@@ -140,17 +167,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),
     streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer }),
     exports: new ExportService(stores.snapshots, stores.objects, new CursorCodec(stores.signingKeys), clock),
-    // An operator's job (umbra exports run-hourly|rollup, through the internal endpoint): in this
-    // process's lane, so it never overlaps a scheduled one; the writer is made on first use.
-    runExportJob: (request) => {
-      const job = manualJob(request, clock.now());
-      return lane.run(async () => {
-        const d = await exportDeps();
-        const settled = await recoverPublishes(d);
-        if (settled.completed.length + settled.abandoned.length > 0) onRecovered(settled);
-        return runManualJob(d, job);
-      });
-    },
+    runExportJob: (request) => exportRuntime.run(request),
     health: async () => {
       const problems = await stores.health();
       const snapshots = (await countSnapshots()).reduce((n, c) => n + c.count, 0);
@@ -163,60 +180,49 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       return { ...status, data_version: view.version.header, intelligence: intel?.stats() };
     },
   };
-  // Domain aggregates: rebuilt from the last 30 days of the durable log, then kept current by ingestion.
-  const sourceOf = (text: string) => {
-    const ip = parseIp(text);
-    const ds = lookupData.dataset;
-    return ip ? { asn: ds.network(ip).asn, country: ds.location(ip).country } : undefined;
-  };
-  const domainObserver = domainFeedObserver(domainAggregates, sourceOf);
+  services.ingest.onSummary((s) => {
+    if (s.accepted > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'accepted' }, s.accepted);
+    if (s.rejected > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'rejected' }, s.rejected);
+  });
+  metrics.datasetBuiltAt.set(lookupData.dataset.info.built_at);
+  metrics.snapshotCounter = countSnapshots;
+  metrics.storeVitals = () => stores.vitals();
+  metrics.intelStats = intel ? () => intel.stats() : undefined;
+
   // A damaged line (a torn write an older version left, or disk corruption) is passed over, not fatal;
   // said once per partition, though honeypot partitions are read by both replays.
   const damagedAtReplay = new Set<string>();
-  const replayDamage = (feed: FeedDef, hourStartMs: number, d: LineDamage) => {
+  const onDamage = (feed: FeedDef, hourStartMs: number, d: LineDamage) => {
     const hour = new Date(hourStartMs).toISOString();
     if (damagedAtReplay.has(`${feed.id} ${hour}`)) return;
     damagedAtReplay.add(`${feed.id} ${hour}`);
     logger.warn({ feed: feed.id, hour, skipped: d.skipped, repaired: d.repaired }, 'damaged feed log lines passed over at replay (whole records in them kept)');
   };
-  const replayed = await replayLog(stores.feedLog, FEED_LIST.filter((f) => f.domainEvents), clock.now() - 31 * 86_400_000, domainObserver, replayDamage);
-  if (replayed > 0) logger.info({ records: replayed }, 'domain aggregates rebuilt from the feed log');
-  services.ingest.observe(domainObserver);
-  // Intelligence: the last 90 days of every feed replayed, then kept current by ingestion; lists polled.
-  const watchers: RevisionWatcher[] = [];
-  if (intel) {
-    const started = Date.now();
-    const records = await replayLog(stores.feedLog, FEED_LIST, clock.now() - (WINDOW_S + 3_600) * 1000, intel.observe, replayDamage);
-    if (records > 0) {
-      const s = intel.stats();
-      logger.info({ records, addresses: s.addresses, bytes: s.bytes, evicted: s.evictions.addresses, ms: Date.now() - started }, 'intelligence index rebuilt from the feed log');
-    }
-    services.ingest.observe(intel.observe);
-    const loadLists = async () => {
-      const lists = await stores.lists.all();
-      intel.setLists(lists);
-      const override = networkTypeOverride(lists);
-      lookupData.setLists(lists, override);
-      return { lists: lists.length, cidrs: lists.reduce((n, l) => n + l.cidrs.length, 0), network_type_ranges: override.ranges, data_version: lookupData.view().version.header };
-    };
-    const loadOverlays = async () => {
-      const overlays = await stores.overlays.all();
-      intel.setOverlays(overlays);
-      return { overlays: overlays.length };
-    };
-    watchers.push(new RevisionWatcher('intelligence lists', () => stores.lists.revision(), loadLists, logger));
-    watchers.push(new RevisionWatcher('intelligence overlays', () => stores.overlays.revision(), loadOverlays, logger));
-    for (const w of watchers) {
-      await w.refresh();
-      w.start(deps.listsRefreshMs ?? 5_000);
-    }
-  }
-  // The IP dataset: a rebuilt file is loaded off the event loop and swapped in (modules/intel/dataset-watch.ts).
+  const sourceOf = (text: string) => {
+    const ip = parseIp(text);
+    const ds = lookupData.dataset;
+    return ip ? { asn: ds.network(ip).asn, country: ds.location(ip).country } : undefined;
+  };
+  const learn = { log: stores.feedLog, ingest: services.ingest, now: () => clock.now(), onDamage };
+  const intelSources = intel
+    ? new IntelSourcesWatch({
+        index: intel,
+        lists: stores.lists,
+        overlays: stores.overlays,
+        onLists: (lists) => {
+          const override = networkTypeOverride(lists);
+          lookupData.setLists(lists, override);
+          return { network_type_ranges: override.ranges, data_version: lookupData.view().version.header };
+        },
+        logger,
+        intervalMs: deps.listsRefreshMs ?? 5_000,
+      })
+    : undefined;
   const datasetWatch = deps.datasetFile
-    ? await watchDatasetFile(
-        deps.datasetFile,
-        lookupData,
-        {
+    ? new DatasetWatch({
+        file: deps.datasetFile,
+        data: lookupData,
+        events: {
           swapped: (next) => {
             metrics.datasetSwaps.inc({ outcome: 'swapped' });
             metrics.datasetBuiltAt.set(next.info.built_at);
@@ -224,64 +230,51 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
           refused: () => metrics.datasetSwaps.inc({ outcome: 'refused' }),
         },
         logger,
-        deps.datasetRefreshMs ?? 5_000,
-        deps.datasetLoader,
-      )
+        intervalMs: deps.datasetRefreshMs ?? 5_000,
+        loader: deps.datasetLoader,
+      })
     : undefined;
-  metrics.datasetBuiltAt.set(lookupData.dataset.info.built_at);
-  services.ingest.onSummary((s) => {
-    if (s.accepted > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'accepted' }, s.accepted);
-    if (s.rejected > 0) metrics.feedRecords.inc({ feed: s.feed, outcome: 'rejected' }, s.rejected);
-  });
-
-  let simulator: Simulator | undefined;
-  if (deps.simulate && config.simulatorRate > 0) {
-    simulator = new Simulator(services.ingest, simulatorDeps(() => lookupData.dataset, mulberry32(Date.now() >>> 0)), clock, config.simulatorRate, logger);
-    const empty = (await Promise.all(FEED_LIST.map((f) => stores.feedLog.hours(f.id)))).every((h) => h.length === 0);
-    if (empty) logger.info({ records: await simulator.backfill(clock.now()) }, 'simulator backfilled the last 48 hours');
-    simulator.start();
-  }
-
-  metrics.snapshotCounter = countSnapshots;
-  metrics.storeVitals = () => stores.vitals();
-  metrics.intelStats = intel ? () => intel.stats() : undefined;
-  let exportScheduler: ExportScheduler | undefined;
-  let writer: ParquetWriter | undefined;
-  let jobDeps: ExportJobDeps | undefined;
-  const workDir = join(config.dataDir, 'export-work');
-  const onDamagedLines = (r: DamageReport) => {
-    metrics.exportSkippedLines.inc({ feed: r.feed }, r.skipped);
-    logger.warn(
-      { feed: r.feed, hour: new Date(r.hourStartMs).toISOString(), skipped: r.skipped, repaired: r.repaired },
-      'export left damaged feed log lines out of a snapshot (torn or not JSON); whole records in them were kept',
-    );
-  };
-  function onRecovered(r: RecoveryReport): void {
-    const ids = (list: typeof r.completed) => list.map((s) => `${s.feed} ${snapshotId(s.date, s.hour)}`);
-    metrics.exportRecovered.inc({ outcome: 'completed' }, r.completed.length);
-    metrics.exportRecovered.inc({ outcome: 'abandoned' }, r.abandoned.length);
-    logger.warn({ completed: ids(r.completed), abandoned: ids(r.abandoned) }, 'export publishes interrupted by a crash were settled: uploads that had finished are listed, the others were dropped (the previous files stay listed)');
-  }
-  async function exportDeps(): Promise<ExportJobDeps> {
-    writer ??= await ParquetWriter.create({ spoolDir: workDir });
-    return (jobDeps ??= { feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, writer, clock, workDir, onDamagedLines });
-  }
-  if (deps.exportJobs) {
-    exportScheduler = new ExportScheduler(await exportDeps(), FEED_LIST.map((f) => f.id), clock, undefined, {
-      onDone: (job) => {
-        metrics.exportJobs.inc({ kind: job.kind, outcome: 'done' });
-        lastExportJobAt = Math.floor(clock.now() / 1000);
-        metrics.exportLastJob.set(lastExportJobAt);
-      },
-      onError: (job, e) => {
-        metrics.exportJobs.inc({ kind: typeof job === 'string' ? job : job.kind, outcome: 'failed' });
-        logger.error({ job, err: e.message }, 'export job failed; retried in a minute');
-      },
-      onDamagedLines,
-      onRecovered,
-    }, lane);
-    exportScheduler.start();
-  }
+  const demo =
+    deps.simulate && config.simulatorRate > 0
+      ? new DemoTraffic(
+          new Simulator(services.ingest, simulatorDeps(() => lookupData.dataset, mulberry32(Date.now() >>> 0)), clock, config.simulatorRate, logger),
+          async () => (await Promise.all(FEED_LIST.map((f) => stores.feedLog.hours(f.id)))).every((h) => h.length === 0),
+          () => clock.now(),
+          logger,
+        )
+      : undefined;
+  // Started in this order, stopped in reverse: state is rebuilt from the log before anything else runs.
+  const parts = new Lifecycles(
+    present<Lifecycle>([
+      new LogLearner({
+        ...learn,
+        name: 'domain aggregates',
+        feeds: FEED_LIST.filter((f) => f.domainEvents),
+        windowMs: 31 * DAY_MS,
+        observer: domainFeedObserver(domainAggregates, sourceOf),
+        onReplayed: (records) => records > 0 && logger.info({ records }, 'domain aggregates rebuilt from the feed log'),
+      }),
+      intel === undefined
+        ? undefined
+        : new LogLearner({
+          ...learn,
+          name: 'intelligence index',
+          feeds: FEED_LIST,
+          windowMs: (WINDOW_S + 3_600) * 1000,
+          observer: intel.observe,
+          onReplayed: (records, ms) => {
+            if (records === 0) return;
+            const s = intel.stats();
+            logger.info({ records, addresses: s.addresses, bytes: s.bytes, evicted: s.evictions.addresses, ms }, 'intelligence index rebuilt from the feed log');
+          },
+        }),
+      intelSources,
+      datasetWatch,
+      demo,
+      exportRuntime,
+    ]),
+  );
+  await parts.start();
 
   // Aborted first on close, so open streams end cleanly and the server can stop.
   const closing = new AbortController();
@@ -306,8 +299,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     guard,
     edge: config.edge,
   });
-
-  let closed: Promise<void> | undefined;
   const grpc = createGrpcServer({
     services,
     guard,
@@ -318,6 +309,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     edge: { maxConnections: config.edge.grpcMaxConnections, idleTimeoutMs: config.edge.grpcIdleTimeoutMs },
   });
 
+  let closed: Promise<void> | undefined;
   return {
     http,
     grpc,
@@ -327,20 +319,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     logger,
     domainAggregates,
     intel,
-    refreshLists: async () => void (await Promise.all(watchers.map((w) => w.refresh()))),
+    refreshLists: async () => intelSources?.refresh(),
     lookupData,
     reloadDataset: async () => datasetWatch?.refresh(),
-    simulator,
-    exportScheduler,
+    simulator: demo?.simulator,
+    exportScheduler: exportRuntime.scheduler,
     // Once: a second SIGTERM, or a test closing an app it already closed, waits for the first close.
     close: () =>
       (closed ??= (async () => {
-        await simulator?.stop();
-        for (const w of watchers) await w.stop();
-        await datasetWatch?.close();
-        intel?.close();
-        await exportScheduler?.stop();
-        writer?.close();
+        await parts.stop();
         closing.abort();
         await Promise.all([grpc.close(), http.close()]);
         await stores.close();
@@ -348,3 +335,5 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       })()),
   };
 }
+
+const present = <T>(xs: ReadonlyArray<T | undefined>): T[] => xs.filter((x): x is T => x !== undefined);
