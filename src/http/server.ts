@@ -17,11 +17,7 @@ import { lookupDomain } from './routes/lookup-domain.ts';
 import { lookupIp } from './routes/lookup-ip.ts';
 import { lookupIps } from './routes/lookup-ips.ts';
 import { feedStream } from './routes/feed-stream.ts';
-import { registerIngest } from './routes/ingest.ts';
-import { registerDataStatus } from './routes/data-status.ts';
-import { registerExportJobs } from './routes/export-jobs.ts';
 import { feedExports } from './routes/feed-exports.ts';
-import { registerDownloads } from './routes/downloads.ts';
 import type { ObjectStore } from '../modules/exports/object-store.ts';
 import type { NdjsonOptions } from './ndjson.ts';
 import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
@@ -31,6 +27,7 @@ import { lazyChildLogger } from '../lib/logger.ts';
 import { requestIdFrom } from '../lib/request-id.ts';
 import { FastRoute, fastServerFactory } from './fast-route.ts';
 import { responseRecorder } from './response-log.ts';
+import { internalRoutes, registerInternalRoutes } from './internal-routes.ts';
 import type { EdgeConfig } from '../config.ts';
 import { edgeAnswers } from './edge-answers.ts';
 import { checkingIntervalMs, protectConnections } from './connection-edge.ts';
@@ -189,12 +186,11 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
       },
     });
   }
-  // The health probe also answers at the root, for load balancers.
-  app.get('/health', { config: { operation: routes[0]!.operation }, schema: { hide: true } as never }, routes[0]!.handler);
-  await registerIngest(app as unknown as FastifyInstance, services, deps.operatorToken);
-  registerDataStatus(app as unknown as FastifyInstance, services, deps.operatorToken);
-  registerExportJobs(app as unknown as FastifyInstance, services, deps.operatorToken);
-  registerDownloads(app as unknown as FastifyInstance, deps.objects);
+  await registerInternalRoutes(
+    app as unknown as FastifyInstance,
+    internalRoutes({ services, metrics, objects: deps.objects, openapi: () => app.swagger(), health: routes[0]!.handler }),
+    deps.operatorToken,
+  );
 
   app.addHook('onReady', function compileFastPath(done) {
     fast.compile(this as unknown as FastifyInstance);
@@ -216,11 +212,6 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     done();
   });
 
-  app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } as never }, async () => app.swagger());
-  app.get('/metrics', { schema: { hide: true } as never }, async (_req, reply) => {
-    reply.type(metrics.registry.contentType);
-    return metrics.registry.metrics();
-  });
   return app as unknown as FastifyInstance;
 }
 

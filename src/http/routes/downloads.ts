@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
 import type { ObjectStore } from '../../modules/exports/object-store.ts';
 
@@ -14,8 +14,9 @@ export const DOWNLOAD_PATH = '/downloads';
  * reused daily, a rerun replaces them), 404 and not a byte of them, even when the replacement lands
  * while the request is being answered.
  */
-export function registerDownloads(app: FastifyInstance, store: ObjectStore): void {
-  app.get(DOWNLOAD_PATH, { schema: { hide: true } as never }, async (req, reply) => {
+export const download =
+  (store: ObjectStore) =>
+  async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const verified = store.verify(req.query as Record<string, string | undefined>);
     if (!verified.ok) {
       const why = verified.reason === 'EXPIRED' ? 'This download URL has expired; request a new one from the export API.' : 'This download URL is not valid (tampered with, or not issued by this server).';
@@ -34,5 +35,4 @@ export function registerDownloads(app: FastifyInstance, store: ObjectStore): voi
       .header('etag', `"${info.sha256}"`)
       .header('content-disposition', `attachment; filename="${verified.key.split('/').pop()}"`);
     return reply.send(body);
-  });
-}
+  };

@@ -1,12 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { ManualJobRequest } from '../../modules/exports/manual-jobs.ts';
 import { snapshotId } from '../../modules/exports/snapshot-id.ts';
 import type { Services } from '../../services.ts';
-import { operatorAuth } from '../operator-auth.ts';
 
 export const EXPORT_JOBS_PATH = '/internal/v1/exports/run';
 
-const Body = {
+export const EXPORT_JOBS_BODY = {
   type: 'object',
   required: ['job'],
   additionalProperties: false,
@@ -19,15 +18,13 @@ const Body = {
 } as const;
 
 /**
- * POST /internal/v1/exports/run (operator token): runs an export job now in the server that owns the
- * data dir, one at a time with its scheduled jobs. `umbra exports run-hourly|rollup` sends here while
- * a server runs, so no second process ever writes the exports.
+ * POST /internal/v1/exports/run: runs an export job now in the server that owns the data dir, one at a
+ * time with its scheduled jobs. `umbra exports run-hourly|rollup` sends here while a server runs, so
+ * no second process ever writes the exports.
  */
-export function registerExportJobs(app: FastifyInstance, s: Services, operatorToken: string | undefined): void {
-  const authorize = operatorAuth(operatorToken, 'The export jobs endpoint');
-  app.post(EXPORT_JOBS_PATH, { schema: { hide: true, body: Body } as never }, async (req) => {
-    authorize(req);
+export const exportJobs =
+  (s: Services) =>
+  async (req: FastifyRequest): Promise<unknown> => {
     const done = await s.runExportJob(req.body as ManualJobRequest);
     return { snapshots: done.map((x) => ({ feed: x.feed, id: snapshotId(x.date, x.hour), kind: x.kind, rows: x.rows, size: x.size, checksum: x.checksum })) };
-  });
-}
+  };

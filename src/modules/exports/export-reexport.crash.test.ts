@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import { registerDownloads } from '../../http/routes/downloads.ts';
+import { download, DOWNLOAD_PATH } from '../../http/routes/downloads.ts';
 import { ManualClock } from '../../lib/clock.ts';
 import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
@@ -38,7 +38,7 @@ describe('an earlier hour re-exported and killed mid-publish (SIGKILL)', () => {
     const clock = new ManualClock(H5 + 2 * 3_600_000);
     const store = new FsObjectStore({ dataDir: dir, secrets, clock });
     const http = Fastify();
-    registerDownloads(http, store);
+    http.get(DOWNLOAD_PATH, download(store));
     try {
       await runCrashChild(dir, 'seed', H5, SEED);
       await runCrashChild(dir, 'seed', H6, 1_000);

@@ -1,0 +1,86 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { Readable } from 'node:stream';
+import type { ObjectStore } from '../modules/exports/object-store.ts';
+import { OPERATIONS, API_PREFIX, type Operation } from '../operations.ts';
+import type { Metrics } from '../metrics.ts';
+import type { Services } from '../services.ts';
+import { operatorAuth } from './operator-auth.ts';
+import { dataStatus, DATA_STATUS_PATH } from './routes/data-status.ts';
+import { download, DOWNLOAD_PATH } from './routes/downloads.ts';
+import { EXPORT_JOBS_BODY, exportJobs, EXPORT_JOBS_PATH } from './routes/export-jobs.ts';
+import { ingest, INGEST_MEDIA_TYPES, INGEST_PATH } from './routes/ingest.ts';
+
+/** Who may call a route outside the API's operations table. */
+export type Access =
+  /** The operator token as a Bearer token (never a customer key). */
+  | 'operator'
+  /** Anyone: probes, metrics, the API document. */
+  | 'public'
+  /** Whoever holds a URL this server signed (downloads; checked by the route). */
+  | 'signed-url';
+
+/** One HTTP route outside the /api/v4 operations of src/operations.ts. */
+export interface InternalRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  access: Access;
+  summary: string;
+  /** Media types read as a raw stream (the ingestion body) rather than parsed, for this route alone. */
+  rawBodies?: readonly string[];
+  /** An operations.ts row the route answers for (the health probe at the root). */
+  operation?: Operation;
+  schema?: FastifySchema;
+  handler: (req: FastifyRequest, reply: FastifyReply) => unknown;
+}
+
+export interface InternalRouteDeps {
+  services: Services;
+  metrics: Metrics;
+  objects: ObjectStore;
+  openapi: () => unknown;
+  health: (req: FastifyRequest, reply: FastifyReply) => unknown;
+}
+
+/** Every route umbra serves besides the operations table, in one place. */
+export const internalRoutes = (d: InternalRouteDeps): InternalRoute[] => [
+  { method: 'GET', path: '/health', access: 'public', summary: 'The health probe at the root, for load balancers', operation: OPERATIONS.health, handler: d.health },
+  {
+    method: 'GET',
+    path: '/metrics',
+    access: 'public',
+    summary: 'Prometheus metrics',
+    handler: async (_req, reply) => {
+      reply.type(d.metrics.registry.contentType);
+      return d.metrics.registry.metrics();
+    },
+  },
+  { method: 'GET', path: `${API_PREFIX}/openapi.json`, access: 'public', summary: 'The OpenAPI document', handler: async () => d.openapi() },
+  { method: 'GET', path: DOWNLOAD_PATH, access: 'signed-url', summary: 'Export downloads behind presigned URLs', handler: download(d.objects) },
+  { method: 'POST', path: `${INGEST_PATH}/*`, access: 'operator', summary: 'Operator ingestion', rawBodies: INGEST_MEDIA_TYPES, handler: ingest(d.services) },
+  { method: 'GET', path: DATA_STATUS_PATH, access: 'operator', summary: 'The data status endpoint', handler: dataStatus(d.services) },
+  { method: 'POST', path: EXPORT_JOBS_PATH, access: 'operator', summary: 'The export jobs endpoint', schema: { body: EXPORT_JOBS_BODY }, handler: exportJobs(d.services) },
+];
+
+/** Registers the internal routes, one way: the operator check in front where the route needs it. */
+export async function registerInternalRoutes(app: FastifyInstance, routes: readonly InternalRoute[], operatorToken: string | undefined): Promise<void> {
+  for (const r of routes) {
+    const authorize = r.access === 'operator' ? operatorAuth(operatorToken, r.summary) : undefined;
+    const handler = authorize
+      ? (req: FastifyRequest, reply: FastifyReply) => {
+          authorize(req);
+          return r.handler(req, reply);
+        }
+      : r.handler;
+    const options = { method: r.method, url: r.path, schema: { hide: true, ...r.schema } as never, ...(r.operation ? { config: { operation: r.operation } } : {}), handler };
+    if (!r.rawBodies) {
+      app.route(options);
+      continue;
+    }
+    await app.register(async (scope) => {
+      // Scoped to this route: /api/v4 routes keep answering 415 to these media types.
+      const passStream = (_req: FastifyRequest, payload: Readable, done: (e: Error | null, body?: unknown) => void) => done(null, payload);
+      scope.addContentTypeParser([...r.rawBodies!], passStream);
+      scope.route(options);
+    });
+  }
+}
