@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-// The `umbra` command. TypeScript sources run through tsx's loader, so no build step is needed.
-import { register } from 'tsx/esm/api';
+// The `umbra` command: the compiled service in dist/ (`npm run build`; `npm ci` runs it too).
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const main = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(main)) {
+  process.stderr.write('umbra: not built yet: run `npm run build` (npm ci builds it too)\n');
+  process.exit(2);
+}
+const { main: run } = await import(main.href);
+process.exitCode = await run(process.argv.slice(2));

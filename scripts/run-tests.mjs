@@ -14,5 +14,8 @@ const walk = (dir) => {
 };
 for (const r of roots) walk(r);
 files.sort();
+// The black-box tests run bin/umbra.js, which runs the compiled build: make it current first.
+const built = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+if (built.status !== 0) process.exit(built.status ?? 1);
 const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

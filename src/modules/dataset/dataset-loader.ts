@@ -63,6 +63,12 @@ export function arenaIndex6(arena: SharedArrayBuffer, x: Index6): ArenaIndex6 {
   return { top: at(x.top), subOf: at(x.subOf), sub: at(x.sub) };
 }
 
+/**
+ * The loader thread's entry: compiled, the module itself; from the TypeScript sources (tests, benches
+ * under tsx), a plain-JS shim that registers tsx in the thread before it imports the module.
+ */
+const WORKER_ENTRY = new URL(import.meta.url.endsWith('.ts') ? './dataset-worker.mjs' : './dataset-worker-main.js', import.meta.url);
+
 const align8 = (n: number) => (n + 7) & ~7;
 const DIRECT_BYTES = BLOCK_INDEX4_WORDS * 4;
 
@@ -99,7 +105,7 @@ export class DatasetLoader {
 
   start(): void {
     if (this.worker) return;
-    const worker = new Worker(new URL('./dataset-worker.mjs', import.meta.url));
+    const worker = new Worker(WORKER_ENTRY);
     worker.unref();
     worker.on('message', (m: { id: number; loaded?: WorkerLoaded; prefaulted?: true; error?: string }) => {
       const w = this.waiting.get(m.id);

@@ -1,6 +1,6 @@
-// The worker thread behind loadDatasetAsync (ip-dataset.ts). Plain JS so that it starts under any
-// loader setup; it registers tsx itself (harmless when the parent's --import tsx already did) and
-// runs the TypeScript half.
+// The loader thread's entry when umbra runs from its TypeScript sources (tests, benches): plain JS, so
+// it starts under any loader setup; it registers tsx itself (harmless when the parent's --import tsx
+// already did) and runs the TypeScript module. The compiled build starts dataset-worker-main.js itself.
 import { register } from 'tsx/esm/api';
 
 register();
