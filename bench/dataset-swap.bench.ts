@@ -1,7 +1,9 @@
 // Issue 5: a paced lookup load (4,000 req/s, about a third of what this server answers on the 2-core
-// VM) over real sockets, from a client process of its own (bench/load-client.ts), while the server swaps in a rebuilt dataset (the real one, 150 MB, loaded in a
+// VM) over real sockets, from a client process of its own (bench/load-client.ts), while the server swaps in a rebuilt dataset (the real
+// one, 150 MB, loaded in a
 // low-priority worker thread). To see where time goes: BENCH_TIMELINE=1 prints latency per 50 ms
-// around the swap, BENCH_GAPS=1 the server's event-loop stalls, BENCH_TRACE_GC=1 its GC trace, BENCH_SERVER_FLAGS="--cpu-prof ..." passes node flags to the server. p99 of the requests completed while the swap runs (SIGHUP until
+// around the swap, BENCH_GAPS=1 the server's event-loop stalls, BENCH_TRACE_GC=1 its GC trace, BENCH_SERVER_FLAGS="--cpu-prof ..." passes
+// node flags to the server. p99 of the requests completed while the swap runs (SIGHUP until
 // the first answer from the new version, plus one second) against p99 of an equal window just before;
 // target: not more than doubled, zero errors.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -24,22 +26,44 @@ export async function benchDatasetSwap(connections = 32, ratePerSec = 4_000): Pr
   const dir = mkdtempSync(join(tmpdir(), 'umbra-swap-bench-'));
   const file = join(dir, 'ip-dataset.bin');
   copyFileSync(await ensureRealDataset(), file);
-  const child = spawn(process.execPath, [...(process.env.BENCH_TRACE_GC ? ['--trace-gc'] : []), ...(process.env.BENCH_SERVER_FLAGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'bench/servers/umbra-server.ts', '--dataset-file', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_TRACE_GC ? ['--trace-gc'] : []),
+      ...(process.env.BENCH_SERVER_FLAGS?.split(' ').filter(Boolean) ?? []),
+      '--import',
+      'tsx',
+      'bench/servers/umbra-server.ts',
+      '--dataset-file',
+      file,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let client: ChildProcess | undefined;
   try {
-    const info = JSON.parse(await new Promise<string>((resolve, reject) => {
-      // With BENCH_TRACE_GC=1 the server's GC trace shares its stdout: pass it on to stderr.
-      createInterface({ input: child.stdout! }).on('line', (l) => (l.startsWith('{"port"') ? resolve(l) : process.stderr.write(`${l}\n`)));
-      child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
-    })) as { port: number; key: string };
+    const info = JSON.parse(
+      await new Promise<string>((resolve, reject) => {
+        // With BENCH_TRACE_GC=1 the server's GC trace shares its stdout: pass it on to stderr.
+        createInterface({ input: child.stdout! }).on('line', (l) =>
+          l.startsWith('{"port"') ? resolve(l) : process.stderr.write(`${l}\n`),
+        );
+        child.once('exit', (code) => reject(new Error(`server exited ${code}`)));
+      }),
+    ) as { port: number; key: string };
     const random = mulberry32(11);
-    const ips = Array.from({ length: 20_000 }, () => `${1 + Math.floor(random() * 222)}.${Math.floor(random() * 256)}.${Math.floor(random() * 256)}.${Math.floor(random() * 256)}`);
+    const ips = Array.from(
+      { length: 20_000 },
+      () => `${1 + Math.floor(random() * 222)}.${Math.floor(random() * 256)}.${Math.floor(random() * 256)}.${Math.floor(random() * 256)}`,
+    );
     const built = readDatasetHeader(file).info.built_at;
     // Warm up (JIT, caches), then under the paced load: two quiet windows (the second against the
     // first: the noise of the measure itself), a swap, a quiet window, a swap. The load runs in its own
     // process (bench/load-client.ts), so nothing this process does stalls it, and it tells this process
     // when the new version first answers (no polling requests from here).
-    client = fork(new URL('./load-client.ts', import.meta.url), { execArgv: ['--single-threaded-gc', '--max-semi-space-size=32', '--import', 'tsx'], serialization: 'advanced' });
+    client = fork(new URL('./load-client.ts', import.meta.url), {
+      execArgv: ['--single-threaded-gc', '--max-semi-space-size=32', '--import', 'tsx'],
+      serialization: 'advanced',
+    });
     const inbox: unknown[] = [];
     let wake: (() => void) | undefined;
     client.on('message', (m) => {
@@ -96,21 +120,34 @@ export async function benchDatasetSwap(connections = 32, ratePerSec = 4_000): Pr
     if (process.env.BENCH_TIMELINE) {
       for (const { signalled, swappedAt } of swaps) {
         for (let t = signalled - 500; t < swappedAt + 1500; t += 50) {
-          const w = samples.filter((x) => x.at >= t && x.at < t + 50).map((x) => x.ms).sort((a, b) => a - b);
-          console.log(`t=${Math.round(t - signalled)} n=${w.length} p50=${w[Math.floor(w.length / 2)]?.toFixed(2)} max=${w[w.length - 1]?.toFixed(1)}`);
+          const w = samples
+            .filter((x) => x.at >= t && x.at < t + 50)
+            .map((x) => x.ms)
+            .sort((a, b) => a - b);
+          console.log(
+            `t=${Math.round(t - signalled)} n=${w.length} p50=${w[Math.floor(w.length / 2)]?.toFixed(2)} ` +
+              `max=${w[w.length - 1]?.toFixed(1)}`,
+          );
         }
       }
     }
     type Sample = (typeof samples)[number];
     const between = (from: number, to: number) => samples.filter((s) => s.at >= from && s.at < to);
-    const p99 = (xs: Sample[]) => percentile(xs.map((s) => s.ms), 99);
+    const p99 = (xs: Sample[]) =>
+      percentile(
+        xs.map((s) => s.ms),
+        99,
+      );
     const figures: Record<string, number | string> = {
       'requests in the load': samples.length,
       'failed requests (any window)': samples.filter((s) => s.status !== 200).length,
       'server resident memory after the swaps (MB)': residentMb,
     };
     swaps.forEach(({ controlFrom, quietFrom, signalled, swappedAt }, i) => {
-      if (controlFrom !== undefined) figures['no swap: p99 of a quiet window over the one before (the noise)'] = (p99(between(quietFrom, signalled)) / p99(between(controlFrom, quietFrom))).toFixed(2);
+      if (controlFrom !== undefined)
+        figures['no swap: p99 of a quiet window over the one before (the noise)'] = (
+          p99(between(quietFrom, signalled)) / p99(between(controlFrom, quietFrom))
+        ).toFixed(2);
       const quiet = between(quietFrom, signalled);
       const during = between(signalled, swappedAt + 1_000);
       const name = i === 0 ? 'first swap' : 'second swap';

@@ -15,7 +15,8 @@ function makeEvents(n: number, domains: number, startMs: number): HoneypotDomain
   return Array.from({ length: n }, (_, i) => {
     const d = Math.floor(Math.random() ** 2 * domains); // skewed: a few busy domains, a long tail
     const sub = subs[i % subs.length]!;
-    const ip = Math.random() < 0.8 ? `198.51.${(i >> 8) & 255}.${i & 255}` : `2001:db8:${(i & 0xffff).toString(16)}::${(i >> 16).toString(16)}`;
+    const ip =
+      Math.random() < 0.8 ? `198.51.${(i >> 8) & 255}.${i & 255}` : `2001:db8:${(i & 0xffff).toString(16)}::${(i >> 16).toString(16)}`;
     return {
       timestampMs: Math.round(startMs + i * step - Math.random() * 5_000),
       domain: i % 5 === 0 ? names[d]! : `${sub}.${names[d]}`,
@@ -56,7 +57,9 @@ export async function benchDomainAggregates(): Promise<Record<string, number | s
     return Math.round((rounds * queried.length) / ((performance.now() - t) / 1000));
   };
   const size = agg.estimateMemory();
-  const sizeTable = `${size.dayBuckets} day buckets, ${size.hourBlocks} hour blocks, ${size.counterEntries} counter entries, ${size.recentEvents} recent`;
+  const sizeTable =
+    `${size.dayBuckets} day buckets, ${size.hourBlocks} hour blocks, ${size.counterEntries} counter entries, ` +
+    `${size.recentEvents} recent`;
   const limit50 = summaries(50, 3);
   const limit1000 = summaries(1000, 1);
   const fewBytes = bytesPerFewEventName(start + 29 * DAY_MS);

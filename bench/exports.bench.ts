@@ -27,7 +27,15 @@ const providers = ['NORDVPN', 'MULLVAD', 'TOR', 'EXPRESSVPN', 'PROTON'];
 /** Row k of the generated set, with its timestamp (s) given. */
 const line = (k: number, ts: number) => {
   const ip = `${1 + (k % 223)}.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`;
-  return JSON.stringify({ range_start: ip, range_end: ip, provider: providers[k % 5], type: 'VPN', country_code: 'US', asn: 7922 + (k % 5000), timestamp: ts });
+  return JSON.stringify({
+    range_start: ip,
+    range_end: ip,
+    provider: providers[k % 5],
+    type: 'VPN',
+    country_code: 'US',
+    asn: 7922 + (k % 5000),
+    timestamp: ts,
+  });
 };
 
 export async function benchExports(): Promise<Record<string, number | string>> {
@@ -44,16 +52,21 @@ export async function benchExports(): Promise<Record<string, number | string>> {
       await hourLog.append('anonymizers', hourEntries);
       await damagedLog.append('anonymizers', hourEntries);
       if (i === 0) appendFileSync((await damagedLog.hourFile('anonymizers', HOUR))!.path, 'garbage\n');
-      await dayLog.append('anonymizers', ks.map((k) => {
-        const ts = DAY / 1000 + Math.floor((k * 86_400) / ROWS);
-        return { timeMs: ts * 1000, line: line(k, ts) };
-      }));
+      await dayLog.append(
+        'anonymizers',
+        ks.map((k) => {
+          const ts = DAY / 1000 + Math.floor((k * 86_400) / ROWS);
+          return { timeMs: ts * 1000, line: line(k, ts) };
+        }),
+      );
     }
     const writer = await ParquetWriter.create({ spoolDir: join(dir, 'spool') });
     const db = await DuckDBInstance.create(':memory:');
     const con = await db.connect();
     const logFile = (await hourLog.hourFile('anonymizers', HOUR))!.path;
-    const columns = `{range_start: 'VARCHAR', range_end: 'VARCHAR', provider: 'VARCHAR', type: 'VARCHAR', country_code: 'VARCHAR', asn: 'UBIGINT', timestamp: 'BIGINT'}`;
+    const columns =
+      `{range_start: 'VARCHAR', range_end: 'VARCHAR', provider: 'VARCHAR', type: 'VARCHAR', country_code: 'VARCHAR', asn: ` +
+      `'UBIGINT', timestamp: 'BIGINT'}`;
     await con.run(`CREATE TABLE t AS SELECT * FROM read_json('${logFile}', format = 'newline_delimited', columns = ${columns})`);
 
     let round = 0;
@@ -61,8 +74,20 @@ export async function benchExports(): Promise<Record<string, number | string>> {
     const jobDeps = (log: FileFeedLog): ExportJobDeps & { close(): void } => {
       const sqlite = openSqlite(':memory:');
       const clock = { now: () => DAY + 2 * 86_400_000 };
-      const store = new FsObjectStore({ dataDir: join(dir, `store-${round++}`), secrets: [{ id: 'b', secret: 'bench-secret-0123456789' }], clock });
-      return { feedLog: log, store, catalog: new SqliteSnapshotCatalog(sqlite), writer, clock, workDir: join(dir, 'work'), close: () => sqlite.close() };
+      const store = new FsObjectStore({
+        dataDir: join(dir, `store-${round++}`),
+        secrets: [{ id: 'b', secret: 'bench-secret-0123456789' }],
+        clock,
+      });
+      return {
+        feedLog: log,
+        store,
+        catalog: new SqliteSnapshotCatalog(sqlite),
+        writer,
+        clock,
+        workDir: join(dir, 'work'),
+        close: () => sqlite.close(),
+      };
     };
     // Best of ROUNDS each, interleaved: this machine is shared and single runs vary by 2x.
     // CPU seconds too (all of the process's threads, DuckDB's included): less at the mercy of other
@@ -86,7 +111,12 @@ export async function benchExports(): Promise<Record<string, number | string>> {
     let sources: DaySources | undefined;
     for (let r = 0; r < ROUNDS; r++) {
       await time('table', () => con.run(`COPY t TO '${join(dir, 'table.parquet')}' (FORMAT parquet, COMPRESSION zstd)`));
-      await time('direct', () => con.run(`COPY (SELECT * FROM read_json('${logFile}', format = 'newline_delimited', columns = ${columns})) TO '${join(dir, 'direct.parquet')}' (FORMAT parquet, COMPRESSION zstd)`));
+      await time('direct', () =>
+        con.run(
+          `COPY (SELECT * FROM read_json('${logFile}', format = 'newline_delimited', columns = ${columns})) TO ` +
+            `'${join(dir, 'direct.parquet')}' (FORMAT parquet, COMPRESSION zstd)`,
+        ),
+      );
       const h = jobDeps(hourLog);
       const snap = await time('hourly', () => runHourly(h, 'anonymizers', HOUR));
       expectRows('hourly job', snap.rows);
@@ -94,11 +124,15 @@ export async function benchExports(): Promise<Record<string, number | string>> {
       h.close();
       const dmg = jobDeps(damagedLog);
       let skipped = 0;
-      const snapDamaged = await time('damaged', () => runHourly({ ...dmg, onDamagedLines: (r) => (skipped += r.skipped) }, 'anonymizers', HOUR));
+      const snapDamaged = await time('damaged', () =>
+        runHourly({ ...dmg, onDamagedLines: (r) => (skipped += r.skipped) }, 'anonymizers', HOUR),
+      );
       expectRows('hourly job on a damaged hour', snapDamaged.rows);
       if (skipped !== 1) throw new Error(`hourly job on a damaged hour: ${skipped} lines skipped, not 1`);
       dmg.close();
-      const streamed = await time('streamed', () => writer.write(FEEDS.anonymizers, hourLog.readHourBlocks('anonymizers', HOUR), join(dir, 'streamed.parquet')));
+      const streamed = await time('streamed', () =>
+        writer.write(FEEDS.anonymizers, hourLog.readHourBlocks('anonymizers', HOUR), join(dir, 'streamed.parquet')),
+      );
       expectRows('streamed writer', streamed.rows);
 
       // Rollup as in production: the 24 hourly jobs ran during the day, then the rollup reuses their files.
@@ -121,7 +155,10 @@ export async function benchExports(): Promise<Record<string, number | string>> {
         if (a[2] === 'done') publishedAt = performance.now();
       };
       const started = performance.now();
-      expectRows('rollup', (await time('rollup', () => runRollup({ ...d, catalog: marking }, 'anonymizers', '2026-11-21', (s) => (sources = s)))).rows);
+      expectRows(
+        'rollup',
+        (await time('rollup', () => runRollup({ ...d, catalog: marking }, 'anonymizers', '2026-11-21', (s) => (sources = s)))).rows,
+      );
       best.published = Math.min(best.published ?? Infinity, (publishedAt - started) / 1000);
       d.close();
       // Fallback: no hourly files, the day in one pass over the log's files.
@@ -158,7 +195,15 @@ export async function benchExports(): Promise<Record<string, number | string>> {
       'fallback: rollup DuckDB COPY over the hourly files alone (copyConcatParquet) rows/s': rate(best.copyConcat!),
       'fallback: rollup in one pass over the log files rows/s': rate(best.onePass!),
       'one-pass rollup / in-memory table ratio': ratio(best.onePass!),
-      'CPU s per 1M rows: in-memory COPY / hourly job / rollup (whole) / merge / COPY concat': ['table', 'hourly', 'rollup', 'concat', 'copyConcat'].map((k) => (cpu[k]! * (1e6 / ROWS)).toFixed(3)).join(' / '),
+      'CPU s per 1M rows: in-memory COPY / hourly job / rollup (whole) / merge / COPY concat': [
+        'table',
+        'hourly',
+        'rollup',
+        'concat',
+        'copyConcat',
+      ]
+        .map((k) => (cpu[k]! * (1e6 / ROWS)).toFixed(3))
+        .join(' / '),
       'CPU ratios (in-memory COPY CPU / job CPU): hourly / rollup': `${(cpu.table! / cpu.hourly!).toFixed(3)} / ${(cpu.table! / cpu.rollup!).toFixed(3)}`,
       'hourly file size (MB, zstd)': Number((size / 1e6).toFixed(2)),
       'daily file size (MB): merged (24 hours of row groups) / DuckDB COPY': daySizes,

@@ -22,7 +22,16 @@ export async function benchIngestion(): Promise<Record<string, number | string>>
   const s = Math.floor(now / 1000);
   const lines: string[] = [];
   for (let i = 0; i < RECORDS; i++) {
-    lines.push(JSON.stringify({ ip: `${1 + (i % 223)}.${(i >> 8) & 255}.${(i >> 16) & 255}.${i & 255}`, provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: s - (i % 3600), country_code: 'US', asn: 7922 }));
+    lines.push(
+      JSON.stringify({
+        ip: `${1 + (i % 223)}.${(i >> 8) & 255}.${(i >> 16) & 255}.${i & 255}`,
+        provider: 'BRIGHTDATA',
+        type: 'RESIDENTIAL_PROXY',
+        timestamp: s - (i % 3600),
+        country_code: 'US',
+        asn: 7922,
+      }),
+    );
   }
   const body = Buffer.from(`${lines.join('\n')}\n`);
   const chunks = Array.from({ length: Math.ceil(body.length / 65536) }, (_, i) => body.subarray(i * 65536, (i + 1) * 65536));
@@ -51,10 +60,16 @@ export async function benchIngestion(): Promise<Record<string, number | string>>
   };
 }
 
-interface Server { child: ChildProcess; lines: Interface; info: { port: number; key: string } }
+interface Server {
+  child: ChildProcess;
+  lines: Interface;
+  info: { port: number; key: string };
+}
 
 async function startServer(mode: string): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/servers/stream-server.ts', mode], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/servers/stream-server.ts', mode], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve) => lines.once('line', resolve));
   return { child, lines, info: JSON.parse(first) };
@@ -70,34 +85,43 @@ function consumers(port: number, path: string, key: string, n: number) {
   const closers: Array<() => void> = [];
   const sampled = new Set([0, Math.floor(n / 3), Math.floor((2 * n) / 3), n - 1]);
   let delivered = 0;
-  const reqs = Array.from({ length: n }, (_, c) =>
-    new Promise<void>((ready, fail) => {
-      const req = request({ host: '127.0.0.1', port, path, headers: { 'x-api-key': key }, agent: false }, (res) => {
-        if (res.statusCode !== 200) return fail(new Error(`stream answered ${res.statusCode}`));
-        let rest = '';
-        res.on('data', (chunk: Buffer) => {
-          if (!sampled.has(c)) {
-            for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) delivered++;
-            return;
-          }
-          const at = performance.timeOrigin + performance.now();
-          const text = rest + chunk.toString('utf8');
-          let start = 0;
-          for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-            delivered++;
-            if (nl > start) latencies.push(at - (JSON.parse(text.slice(start, nl)) as { t: number }).t);
-            start = nl + 1;
-          }
-          rest = text.slice(start);
+  const reqs = Array.from(
+    { length: n },
+    (_, c) =>
+      new Promise<void>((ready, fail) => {
+        const req = request({ host: '127.0.0.1', port, path, headers: { 'x-api-key': key }, agent: false }, (res) => {
+          if (res.statusCode !== 200) return fail(new Error(`stream answered ${res.statusCode}`));
+          let rest = '';
+          res.on('data', (chunk: Buffer) => {
+            if (!sampled.has(c)) {
+              for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) delivered++;
+              return;
+            }
+            const at = performance.timeOrigin + performance.now();
+            const text = rest + chunk.toString('utf8');
+            let start = 0;
+            for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+              delivered++;
+              if (nl > start) latencies.push(at - (JSON.parse(text.slice(start, nl)) as { t: number }).t);
+              start = nl + 1;
+            }
+            rest = text.slice(start);
+          });
+          ready();
         });
-        ready();
-      });
-      req.on('error', fail);
-      req.end();
-      closers.push(() => req.destroy());
-    }),
+        req.on('error', fail);
+        req.end();
+        closers.push(() => req.destroy());
+      }),
   );
-  return { ready: Promise.all(reqs), delivered: () => delivered, latencies, close: () => closers.forEach((f) => f()) };
+  return {
+    ready: Promise.all(reqs),
+    delivered: () => delivered,
+    latencies,
+    close: () => {
+      for (const f of closers) f();
+    },
+  };
 }
 
 const pct = (xs: number[], p: number) => {
@@ -129,7 +153,14 @@ async function measure(server: Server, mode: string, rate: number, seconds: numb
   // Over the publishing window plus the time the tail took to arrive.
   const elapsed = (performance.now() - t0) / 1000;
   c.close();
-  return { published: done.published, delivered: c.delivered(), expected, perSecond: Math.round(c.delivered() / elapsed), p50: pct(c.latencies, 50), p99: pct(c.latencies, 99) };
+  return {
+    published: done.published,
+    delivered: c.delivered(),
+    expected,
+    perSecond: Math.round(c.delivered() / elapsed),
+    p50: pct(c.latencies, 50),
+    p99: pct(c.latencies, 99),
+  };
 }
 
 export async function benchFanOut(seconds = 6): Promise<Record<string, number | string>> {

@@ -25,7 +25,11 @@ async function start(script: string, args: string[] = []): Promise<Server> {
   return { child, lines, info: JSON.parse(first) };
 }
 
-const stop = (s: Server) => new Promise<void>((r) => { s.child.once('exit', () => r()); s.child.kill('SIGTERM'); });
+const stop = (s: Server) =>
+  new Promise<void>((r) => {
+    s.child.once('exit', () => r());
+    s.child.kill('SIGTERM');
+  });
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 type AnyClient = Client & { LookupIP: (...args: unknown[]) => unknown; StreamProxies: (...args: unknown[]) => any };
@@ -65,8 +69,18 @@ async function grpcLoad(client: AnyClient, key: string, inFlight: number, second
 const httpLoad = (port: number, key: string, seconds: number) =>
   new Promise<number>((resolve, reject) =>
     autocannon(
-      { url: `http://127.0.0.1:${port}`, connections: 50, duration: seconds, requests: ADDRESSES.map((ip) => ({ method: 'GET' as const, path: `/api/v4/lookup/ip/${ip}`, headers: { 'x-api-key': key } })) },
-      (err, res) => (err ? reject(err) : res.non2xx > 0 || res.errors > 0 ? reject(new Error(`HTTP load saw ${res.non2xx} non-2xx`)) : resolve(res.requests.average)),
+      {
+        url: `http://127.0.0.1:${port}`,
+        connections: 50,
+        duration: seconds,
+        requests: ADDRESSES.map((ip) => ({ method: 'GET' as const, path: `/api/v4/lookup/ip/${ip}`, headers: { 'x-api-key': key } })),
+      },
+      (err, res) =>
+        err
+          ? reject(err)
+          : res.non2xx > 0 || res.errors > 0
+            ? reject(new Error(`HTTP load saw ${res.non2xx} non-2xx`))
+            : resolve(res.requests.average),
     ),
   );
 
@@ -119,23 +133,39 @@ async function consumers(server: Server, transport: 'grpc' | 'http', n: number) 
     await new Promise((r) => setTimeout(r, 500));
   } else {
     await Promise.all(
-      Array.from({ length: n }, () =>
-        new Promise<void>((ready, fail) => {
-          const req = request({ host: '127.0.0.1', port: server.info.port, path: '/api/v4/feeds/proxies/stream', headers: { 'x-api-key': server.info.key }, agent: false }, (res) => {
-            if (res.statusCode !== 200) return fail(new Error(`stream answered ${res.statusCode}`));
-            res.on('data', (chunk: Buffer) => {
-              for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) delivered++;
-            });
-            ready();
-          });
-          req.on('error', fail);
-          req.end();
-          closers.push(() => req.destroy());
-        }),
+      Array.from(
+        { length: n },
+        () =>
+          new Promise<void>((ready, fail) => {
+            const req = request(
+              {
+                host: '127.0.0.1',
+                port: server.info.port,
+                path: '/api/v4/feeds/proxies/stream',
+                headers: { 'x-api-key': server.info.key },
+                agent: false,
+              },
+              (res) => {
+                if (res.statusCode !== 200) return fail(new Error(`stream answered ${res.statusCode}`));
+                res.on('data', (chunk: Buffer) => {
+                  for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) delivered++;
+                });
+                ready();
+              },
+            );
+            req.on('error', fail);
+            req.end();
+            closers.push(() => req.destroy());
+          }),
       ),
     );
   }
-  return { delivered: () => delivered, close: () => closers.forEach((f) => f()) };
+  return {
+    delivered: () => delivered,
+    close: () => {
+      for (const f of closers) f();
+    },
+  };
 }
 
 export async function streamed(transport: 'grpc' | 'http', rate: number, seconds: number, n: number) {
@@ -164,7 +194,9 @@ export async function benchGrpc(seconds = 5, rounds = 3): Promise<Record<string,
   const viaGrpc = await streamed('grpc', rate, seconds, 20);
   const viaHttp = await streamed('http', rate, seconds, 20);
   return {
-    rounds: `${rounds} x ${seconds} s, medians; per round: gRPC ${g.map(Math.round).join(' / ')}, bare grpc-js ${b.map(Math.round).join(' / ')}, HTTP ${h.map(Math.round).join(' / ')}`,
+    rounds:
+      `${rounds} x ${seconds} s, medians; per round: gRPC ${g.map(Math.round).join(' / ')}, bare grpc-js ` +
+      `${b.map(Math.round).join(' / ')}, HTTP ${h.map(Math.round).join(' / ')}`,
     'LookupIP calls/s (one channel, 50 in flight)': Math.round(median(g)),
     'GET /lookup/ip req/s (50 connections), same run': Math.round(median(h)),
     'gRPC / HTTP ratio': Number((median(g) / median(h)).toFixed(3)),

@@ -11,7 +11,10 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 
-interface Started { child: ChildProcess; info: { port: number; key?: string } }
+interface Started {
+  child: ChildProcess;
+  info: { port: number; key?: string };
+}
 
 async function start(script: string, args: string[] = []): Promise<Started> {
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -22,7 +25,11 @@ async function start(script: string, args: string[] = []): Promise<Started> {
   return { child, info: JSON.parse(line) };
 }
 
-const stop = (s: Started) => new Promise<void>((r) => { s.child.once('exit', () => r()); s.child.kill('SIGTERM'); });
+const stop = (s: Started) =>
+  new Promise<void>((r) => {
+    s.child.once('exit', () => r());
+    s.child.kill('SIGTERM');
+  });
 
 function load(opts: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => autocannon(opts, (err, res) => (err ? reject(err) : resolve(res))));
@@ -41,7 +48,11 @@ function cpuMs(pid: number | undefined): number | undefined {
 }
 
 /** Loads a server for `seconds` and reports req/s and the server's CPU µs per request. */
-async function measure(s: Started, opts: autocannon.Options, seconds: number): Promise<{ result: autocannon.Result; cpuUs: number | undefined }> {
+async function measure(
+  s: Started,
+  opts: autocannon.Options,
+  seconds: number,
+): Promise<{ result: autocannon.Result; cpuUs: number | undefined }> {
   const before = cpuMs(s.child.pid);
   const result = await load({ ...opts, duration: seconds });
   const after = cpuMs(s.child.pid);
@@ -64,7 +75,9 @@ export async function benchHttpLookup(seconds = 8, rounds = 3): Promise<Record<s
 
   // umbra's own headers (request id, RateLimit-*, credits, data version) with this answer's values.
   const ownHeaders: Record<string, string> = {};
-  for (const [name, value] of sample.headers) if (!['date', 'connection', 'keep-alive', 'content-type', 'content-length', 'transfer-encoding'].includes(name)) ownHeaders[name] = value;
+  for (const [name, value] of sample.headers)
+    if (!['date', 'connection', 'keep-alive', 'content-type', 'content-length', 'transfer-encoding'].includes(name))
+      ownHeaders[name] = value;
 
   const bare = await start('bench/servers/bare-server.ts', [sampleBody]);
   const bareHeaders = await start('bench/servers/bare-server.ts', [sampleBody, JSON.stringify(ownHeaders)]);
@@ -74,7 +87,11 @@ export async function benchHttpLookup(seconds = 8, rounds = 3): Promise<Record<s
   const bareRootOpts = { url: `http://127.0.0.1:${bare.info.port}`, connections: 50 };
   const bareHeadersOpts = { url: `http://127.0.0.1:${bareHeaders.info.port}`, requests, connections: 50 };
   const fastifyHeaders = { 'x-api-key': viaFastify.info.key! };
-  const fastifyOpts = { url: `http://127.0.0.1:${viaFastify.info.port}`, requests: requests.map((r) => ({ ...r, headers: fastifyHeaders })), connections: 50 };
+  const fastifyOpts = {
+    url: `http://127.0.0.1:${viaFastify.info.port}`,
+    requests: requests.map((r) => ({ ...r, headers: fastifyHeaders })),
+    connections: 50,
+  };
 
   // Warm up all three (JIT, caches), then alternate measured rounds.
   await load({ ...umbraOpts, duration: 4 });
@@ -100,14 +117,22 @@ export async function benchHttpLookup(seconds = 8, rounds = 3): Promise<Record<s
 
   const ips = Array.from({ length: 1000 }, (_, i) => `${1 + (i % 223)}.${(i * 7) & 255}.${(i * 13) & 255}.${i & 255}`);
   const batchBody = JSON.stringify({ ips });
-  const batchOpts = { url: `${base}/lookup/ips`, method: 'POST' as const, headers: { ...headers, 'content-type': 'application/json' }, body: batchBody, connections: 1 };
+  const batchOpts = {
+    url: `${base}/lookup/ips`,
+    method: 'POST' as const,
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: batchBody,
+    connections: 1,
+  };
   await load({ ...batchOpts, amount: 50 });
   const batch = await load({ ...batchOpts, amount: 300 });
   if (batch.non2xx > 0) throw new Error(`batch answered non-2xx ${batch.non2xx} times`);
   await stop(umbra);
 
-  for (const { result } of [...singles, ...fastifies]) if (result.non2xx > 0 || result.errors > 0) throw new Error(`lookup load saw ${result.non2xx} non-2xx and ${result.errors} errors`);
-  for (const { result } of [...bares, ...bareRoots, ...bareHeaderSets]) if (result.non2xx > 0 || result.errors > 0) throw new Error(`baseline load saw ${result.non2xx} non-2xx and ${result.errors} errors`);
+  for (const { result } of [...singles, ...fastifies])
+    if (result.non2xx > 0 || result.errors > 0) throw new Error(`lookup load saw ${result.non2xx} non-2xx and ${result.errors} errors`);
+  for (const { result } of [...bares, ...bareRoots, ...bareHeaderSets])
+    if (result.non2xx > 0 || result.errors > 0) throw new Error(`baseline load saw ${result.non2xx} non-2xx and ${result.errors} errors`);
   const perSecond = (ms: Measured[]) => ms.map((m) => m.result.requests.average);
   const rps = perSecond(singles);
   const bareRps = perSecond(bares);

@@ -37,7 +37,13 @@ export async function benchIntelEngine(): Promise<Record<string, number | string
     const ingest = new IngestService(log, new MemoryFeedBus(), new RecordValidator(() => Date.now()), logger);
     const live = new IntelIndex(systemClock);
     ingest.observe(live.observe);
-    const sim = new Simulator(ingest, simulatorDeps(() => ds, mulberry32(7)), systemClock, 1, logger);
+    const sim = new Simulator(
+      ingest,
+      simulatorDeps(() => ds, mulberry32(7)),
+      systemClock,
+      1,
+      logger,
+    );
     const t0 = performance.now();
     const records = await sim.backfill(Date.now());
     const backfillMs = performance.now() - t0;

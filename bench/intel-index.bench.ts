@@ -16,7 +16,11 @@ function randomPublicV4(): ParsedIp {
 
 function randomGlobalV6(): ParsedIp {
   const g = () => Math.floor(Math.random() * 0x10000).toString(16);
-  return parseIp(`2${Math.floor(Math.random() * 0x1000).toString(16).padStart(3, '0')}:${g()}:${g()}:${g()}::${g()}`)!;
+  return parseIp(
+    `2${Math.floor(Math.random() * 0x1000)
+      .toString(16)
+      .padStart(3, '0')}:${g()}:${g()}:${g()}::${g()}`,
+  )!;
 }
 
 export async function benchIntelIndex(): Promise<Record<string, number | string>> {

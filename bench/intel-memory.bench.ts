@@ -23,7 +23,7 @@ const PROVIDERS = ['BRIGHTDATA', 'OXYLABS', 'PROXYJET', 'IPROYAL', 'SMARTPROXY',
 function address(i: number): string {
   if (i % 16 === 15) return `2a02:${(i >>> 16).toString(16)}:${(i & 0xffff).toString(16)}::${(i % 251).toString(16)}`;
   const v = (0x0b000000 + i * 2_654_435) >>> 0;
-  return `${(v >>> 24) % 200 + 11}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`;
+  return `${((v >>> 24) % 200) + 11}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`;
 }
 
 export type Mix = 'mix' | 'torrent' | 'proxy' | 'http';
@@ -34,24 +34,39 @@ function recordsFor(i: number, mix: Mix): Array<[FeedId, Record<string, unknown>
   const ip = address(i);
   const t = S0 - (i % 86_400);
   switch (mix === 'mix' ? i % 10 : MIX_CASE[mix]) {
-    case 0: case 1: case 2: case 3: case 4:
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 4:
       return [['torrents', { peers: [{ ip }], timestamp: t }]];
-    case 5: case 6:
+    case 5:
+    case 6:
       return [['proxies', { ip, provider: PROVIDERS[i % 6], type: PROXY_TYPES[i % 3], timestamp: t }]];
     case 7:
       return [['ja4t', { ip, ja4t: '65535_2-4-8-1-3_1400_9', provider: PROVIDERS[i % 6], type: 'MOBILE_PROXY', timestamp: t }]];
     default: {
       const ua = UAS[i % UAS.length]!;
       const http = (uri: string, dt: number) => ({
-        timestamp: (t + dt) * 1000, domain: 'mail.acme-logistics.com', source_ip: ip,
-        details: { method: 'GET', uri, headers: { 'User-Agent': ua } }, raw: '',
+        timestamp: (t + dt) * 1000,
+        domain: 'mail.acme-logistics.com',
+        source_ip: ip,
+        details: { method: 'GET', uri, headers: { 'User-Agent': ua } },
+        raw: '',
       });
-      return [['honeypot_http', http('/.env', 0)], ['honeypot_http', http('/wp-login.php', 5)]];
+      return [
+        ['honeypot_http', http('/.env', 0)],
+        ['honeypot_http', http('/wp-login.php', 5)],
+      ];
     }
   }
 }
 
-export function measureIntelMemory(addresses: number, mix: Mix, makeIndex: (clock: ManualClock) => IntelIndex): Record<string, number | string> {
+export function measureIntelMemory(
+  addresses: number,
+  mix: Mix,
+  makeIndex: (clock: ManualClock) => IntelIndex,
+): Record<string, number | string> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run with node --expose-gc');
   const used = () => {
@@ -74,7 +89,11 @@ export function measureIntelMemory(addresses: number, mix: Mix, makeIndex: (cloc
         list.push(record);
       }
     }
-    for (const [feed, records] of byFeed) index.observe(FEEDS[feed], records.map((record) => ({ record: record as never, line: '' })));
+    for (const [feed, records] of byFeed)
+      index.observe(
+        FEEDS[feed],
+        records.map((record) => ({ record: record as never, line: '' })),
+      );
   }
   const ms = performance.now() - started;
   const after = used();
@@ -89,7 +108,13 @@ export function measureIntelMemory(addresses: number, mix: Mix, makeIndex: (cloc
     'JS heap bytes per address': Math.round(heap / index.addresses),
     'array buffer bytes per address': Math.round(buffers / index.addresses),
     'total bytes per address': Math.round((heap + buffers) / index.addresses),
-    ...(stats ? { 'index bytes (its own count)': stats().bytes, 'budget bytes': stats().budget_bytes, 'addresses evicted': stats().evictions.addresses } : {}),
+    ...(stats
+      ? {
+          'index bytes (its own count)': stats().bytes,
+          'budget bytes': stats().budget_bytes,
+          'addresses evicted': stats().evictions.addresses,
+        }
+      : {}),
   };
 }
 

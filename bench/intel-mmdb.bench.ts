@@ -44,7 +44,11 @@ function publicV4(random: () => number): number {
 function announcedV6(ds: LoadedIpDataset, random: () => number, n: number): string[] {
   const ranges = ds.ranges();
   const { starts, pairs } = ranges.v6;
-  const at = (s: number) => (BigInt(starts[4 * s]!) << 96n) | (BigInt(starts[4 * s + 1]!) << 64n) | (BigInt(starts[4 * s + 2]!) << 32n) | BigInt(starts[4 * s + 3]!);
+  const at = (s: number) =>
+    (BigInt(starts[4 * s]!) << 96n) |
+    (BigInt(starts[4 * s + 1]!) << 64n) |
+    (BigInt(starts[4 * s + 2]!) << 32n) |
+    BigInt(starts[4 * s + 3]!);
   const announced: number[] = [];
   for (let s = 0; s + 1 < pairs.length; s++) if (ranges.network(pairs[s]!)) announced.push(s);
   return Array.from({ length: n }, () => {
@@ -67,31 +71,101 @@ function announcedV6(ds: LoadedIpDataset, random: () => number, n: number): stri
 function loadedIntelIndex(random: () => number): { index: IntelIndex; lists: IntelList[] } {
   const index = new IntelIndex(systemClock);
   const now = Math.floor(Date.now() / 1000);
-  const list = (kind: string, provider: string, cidrs: string[]) => ({ kind, provider, version: '0', imported_at: now, format: 'cidr-lines', cidrs });
+  const list = (kind: string, provider: string, cidrs: string[]) => ({
+    kind,
+    provider,
+    version: '0',
+    imported_at: now,
+    format: 'cidr-lines',
+    cidrs,
+  });
   const v4 = () => formatV4(publicV4(random));
   const block = (bits: number) => `${formatV4((publicV4(random) >>> (32 - bits)) * 2 ** (32 - bits))}/${bits}`;
   const lists = [
-    list('TOR_NODE', 'TOR', Array.from({ length: 2_000 }, () => `${v4()}/32`)),
-    list('DATACENTER', 'AWS', Array.from({ length: 5_000 }, () => block(18))),
-    list('DATACENTER_PROXY', 'PROXYJET', Array.from({ length: 2_000 }, () => block(20))),
-    list('SEARCH_ENGINE', 'GOOGLEBOT', Array.from({ length: 300 }, () => block(27))),
-    list('COMMERCIAL_VPN', 'NORDVPN', Array.from({ length: 3_000 }, () => block(22))),
+    list(
+      'TOR_NODE',
+      'TOR',
+      Array.from({ length: 2_000 }, () => `${v4()}/32`),
+    ),
+    list(
+      'DATACENTER',
+      'AWS',
+      Array.from({ length: 5_000 }, () => block(18)),
+    ),
+    list(
+      'DATACENTER_PROXY',
+      'PROXYJET',
+      Array.from({ length: 2_000 }, () => block(20)),
+    ),
+    list(
+      'SEARCH_ENGINE',
+      'GOOGLEBOT',
+      Array.from({ length: 300 }, () => block(27)),
+    ),
+    list(
+      'COMMERCIAL_VPN',
+      'NORDVPN',
+      Array.from({ length: 3_000 }, () => block(22)),
+    ),
   ];
   index.setLists(lists);
-  index.setOverlays(Array.from({ length: 200 }, (_, id) => ({ id, org_id: ORG, cidr: block(24), category: 'TOR_NODE', provider: null, action: 'deny' as const, created_at: now })));
-  const feed = (id: keyof typeof FEEDS, records: Record<string, unknown>[]) => index.observe(FEEDS[id], records.map((record) => ({ record: record as never, line: '' })));
-  feed('proxies', Array.from({ length: 50_000 }, () => ({ ip: v4(), provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: now - Math.floor(random() * 86_400), country_code: 'US', asn: 7922 })));
-  feed('anonymizers', Array.from({ length: 2_000 }, () => {
-    const start = publicV4(random) & ~63;
-    return { range_start: formatV4(start), range_end: formatV4(start + 63), provider: 'MULLVAD', type: 'COMMERCIAL_VPN', timestamp: now, country_code: 'SE', asn: 39351 };
-  }));
-  feed('honeypot_http', Array.from({ length: 20_000 }, () => ({
-    timestamp: Date.now(),
-    domain: 'mail.acme-logistics.com',
-    details: { method: 'GET', uri: '/.env', version: 'HTTP/1.1', headers: { host: 'mail.acme-logistics.com', 'user-agent': 'zgrab/0.x' } },
-    raw: '',
-    source_ip: v4(),
-  })));
+  index.setOverlays(
+    Array.from({ length: 200 }, (_, id) => ({
+      id,
+      org_id: ORG,
+      cidr: block(24),
+      category: 'TOR_NODE',
+      provider: null,
+      action: 'deny' as const,
+      created_at: now,
+    })),
+  );
+  const feed = (id: keyof typeof FEEDS, records: Record<string, unknown>[]) =>
+    index.observe(
+      FEEDS[id],
+      records.map((record) => ({ record: record as never, line: '' })),
+    );
+  feed(
+    'proxies',
+    Array.from({ length: 50_000 }, () => ({
+      ip: v4(),
+      provider: 'BRIGHTDATA',
+      type: 'RESIDENTIAL_PROXY',
+      timestamp: now - Math.floor(random() * 86_400),
+      country_code: 'US',
+      asn: 7922,
+    })),
+  );
+  feed(
+    'anonymizers',
+    Array.from({ length: 2_000 }, () => {
+      const start = publicV4(random) & ~63;
+      return {
+        range_start: formatV4(start),
+        range_end: formatV4(start + 63),
+        provider: 'MULLVAD',
+        type: 'COMMERCIAL_VPN',
+        timestamp: now,
+        country_code: 'SE',
+        asn: 39351,
+      };
+    }),
+  );
+  feed(
+    'honeypot_http',
+    Array.from({ length: 20_000 }, () => ({
+      timestamp: Date.now(),
+      domain: 'mail.acme-logistics.com',
+      details: {
+        method: 'GET',
+        uri: '/.env',
+        version: 'HTTP/1.1',
+        headers: { host: 'mail.acme-logistics.com', 'user-agent': 'zgrab/0.x' },
+      },
+      raw: '',
+      source_ip: v4(),
+    })),
+  );
   (index as unknown as { rebuildAnonymizers(): void }).rebuildAnonymizers(); // as the timer would
   return { index, lists };
 }
@@ -109,7 +183,8 @@ function round<T>(items: T[], look: (item: T) => number): number {
 /** Best of `rounds` for each contender, their rounds interleaved. */
 function race<T>(items: T[], rounds: number, contenders: Record<string, (item: T) => number>): Record<string, number> {
   const best: Record<string, number> = {};
-  for (let r = 0; r < rounds; r++) for (const [name, look] of Object.entries(contenders)) best[name] = Math.max(best[name] ?? 0, round(items, look));
+  for (let r = 0; r < rounds; r++)
+    for (const [name, look] of Object.entries(contenders)) best[name] = Math.max(best[name] ?? 0, round(items, look));
   return Object.fromEntries(Object.entries(best).map(([k, v]) => [k, Math.round(v)]));
 }
 
@@ -119,7 +194,8 @@ function assertSameAnswers(ds: LoadedIpDataset, reader: Reader<Response>, texts:
     const ip = parseIp(text)!;
     const want = { network: ds.network(ip), location: ds.location(ip) };
     const got = mmdbAnswer(reader, text);
-    if (!isDeepStrictEqual(got, want)) throw new Error(`MMDB and dataset differ at ${text}: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
+    if (!isDeepStrictEqual(got, want))
+      throw new Error(`MMDB and dataset differ at ${text}: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
   }
 }
 
@@ -134,7 +210,10 @@ interface MemoryFigures {
 
 /** Runs this file in a fresh process that loads one thing and reports its memory (see childMemory). */
 function measureInChild(kind: 'dataset' | 'mmdb', file: string): MemoryFigures {
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--memory', kind, file], { encoding: 'utf8', cwd: join(import.meta.dirname, '..') });
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--memory', kind, file], {
+    encoding: 'utf8',
+    cwd: join(import.meta.dirname, '..'),
+  });
   if (r.status !== 0) throw new Error(`memory child failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as MemoryFigures;
 }
@@ -151,11 +230,19 @@ function childMemory(kind: 'dataset' | 'mmdb', file: string): MemoryFigures {
   else held.push(new Reader<Response>(readFileSync(file)));
   gc();
   const after = process.memoryUsage();
-  const out: MemoryFigures = { rssMB: mb(after.rss), rssGrowthMB: mb(after.rss - before.rss), heapGrowthMB: mb(after.heapUsed - before.heapUsed), externalGrowthMB: mb(after.external - before.external) };
+  const out: MemoryFigures = {
+    rssMB: mb(after.rss),
+    rssGrowthMB: mb(after.rss - before.rss),
+    heapGrowthMB: mb(after.heapUsed - before.heapUsed),
+    externalGrowthMB: mb(after.external - before.external),
+  };
   if (kind === 'dataset') {
     // Records become objects on first use: after long serving, every one has been.
     const ranges = (held[0] as LoadedIpDataset).ranges();
-    for (let p = 0; p < ranges.pairCount; p++) ranges.network(p), ranges.location(p);
+    for (let p = 0; p < ranges.pairCount; p++) {
+      ranges.network(p);
+      ranges.location(p);
+    }
     held.push(ranges);
     gc();
     const all = process.memoryUsage();
@@ -197,7 +284,11 @@ export async function benchIntelMmdb(): Promise<Record<string, number | string>>
   };
   const r4 = race(v4, 3, contenders);
   const r6 = race(v6, 3, contenders);
-  const preParsed = race(v4.map((t) => parseIp(t)!), 3, { umbra: (ip: ParsedIp) => lookup.resolve(ip, ORG).intelligence.risk_score });
+  const preParsed = race(
+    v4.map((t) => parseIp(t)!),
+    3,
+    { umbra: (ip: ParsedIp) => lookup.resolve(ip, ORG).intelligence.risk_score },
+  );
   intel.close();
   const ratio = (r: Record<string, number>) => Number((r.umbra! / Math.max(r.mmdb!, r.mmdbLru!)).toFixed(2));
 

@@ -53,6 +53,9 @@ process.once('message', async (start: LoadClientStart) => {
   process.send!({ started: true });
   process.once('message', async () => {
     await load.stop();
-    process.send!({ at: samples.at.slice(0, n), ms: samples.ms.slice(0, n), status: samples.status.slice(0, n) } satisfies LoadClientSamples, () => process.disconnect());
+    process.send!(
+      { at: samples.at.slice(0, n), ms: samples.ms.slice(0, n), status: samples.status.slice(0, n) } satisfies LoadClientSamples,
+      () => process.disconnect(),
+    );
   });
 });

@@ -129,7 +129,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       )
     ).flat();
   const exportRuntime = new ExportRuntime({
-    deps: { feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, clock, workDir: join(config.dataDir, 'export-work') },
+    deps: {
+      feedLog: stores.feedLog,
+      store: stores.objects,
+      catalog: stores.snapshots,
+      clock,
+      workDir: join(config.dataDir, 'export-work'),
+    },
     feeds: FEED_LIST.map((f) => f.id),
     scheduled: Boolean(deps.exportJobs),
     hooks: {
@@ -153,7 +159,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         const ids = (list: typeof r.completed) => list.map((s) => `${s.feed} ${snapshotId(s.date, s.hour)}`);
         metrics.exportRecovered.inc({ outcome: 'completed' }, r.completed.length);
         metrics.exportRecovered.inc({ outcome: 'abandoned' }, r.abandoned.length);
-        logger.warn({ completed: ids(r.completed), abandoned: ids(r.abandoned) }, 'export publishes interrupted by a crash were settled: uploads that had finished are listed, the others were dropped (the previous files stay listed)');
+        logger.warn(
+          { completed: ids(r.completed), abandoned: ids(r.abandoned) },
+          'export publishes interrupted by a crash were settled: uploads that had finished are listed, the others were dropped (the ' +
+            'previous files stay listed)',
+        );
       },
     },
   });
@@ -175,7 +185,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     },
     dataStatus: async () => {
       const view = lookupData.view();
-      const status = await dataStatus({ ...view.dataset.info, file: deps.datasetFile }, stores, FEED_LIST.map((f) => f.id));
+      const status = await dataStatus(
+        { ...view.dataset.info, file: deps.datasetFile },
+        stores,
+        FEED_LIST.map((f) => f.id),
+      );
       // The version lookups carry now (the lists as last loaded, which the store may have moved past).
       return { ...status, data_version: view.version.header, intelligence: intel?.stats() };
     },
@@ -196,7 +210,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     const hour = new Date(hourStartMs).toISOString();
     if (damagedAtReplay.has(`${feed.id} ${hour}`)) return;
     damagedAtReplay.add(`${feed.id} ${hour}`);
-    logger.warn({ feed: feed.id, hour, skipped: d.skipped, repaired: d.repaired }, 'damaged feed log lines passed over at replay (whole records in them kept)');
+    logger.warn(
+      { feed: feed.id, hour, skipped: d.skipped, repaired: d.repaired },
+      'damaged feed log lines passed over at replay (whole records in them kept)',
+    );
   };
   const sourceOf = (text: string) => {
     const ip = parseIp(text);
@@ -237,7 +254,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const demo =
     deps.simulate && config.simulatorRate > 0
       ? new DemoTraffic(
-          new Simulator(services.ingest, simulatorDeps(() => lookupData.dataset, mulberry32(Date.now() >>> 0)), clock, config.simulatorRate, logger),
+          new Simulator(
+            services.ingest,
+            simulatorDeps(() => lookupData.dataset, mulberry32(Date.now() >>> 0)),
+            clock,
+            config.simulatorRate,
+            logger,
+          ),
           async () => (await Promise.all(FEED_LIST.map((f) => stores.feedLog.hours(f.id)))).every((h) => h.length === 0),
           () => clock.now(),
           logger,
@@ -257,17 +280,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
       intel === undefined
         ? undefined
         : new LogLearner({
-          ...learn,
-          name: 'intelligence index',
-          feeds: FEED_LIST,
-          windowMs: (WINDOW_S + 3_600) * 1000,
-          observer: intel.observe,
-          onReplayed: (records, ms) => {
-            if (records === 0) return;
-            const s = intel.stats();
-            logger.info({ records, addresses: s.addresses, bytes: s.bytes, evicted: s.evictions.addresses, ms }, 'intelligence index rebuilt from the feed log');
-          },
-        }),
+            ...learn,
+            name: 'intelligence index',
+            feeds: FEED_LIST,
+            windowMs: (WINDOW_S + 3_600) * 1000,
+            observer: intel.observe,
+            onReplayed: (records, ms) => {
+              if (records === 0) return;
+              const s = intel.stats();
+              logger.info(
+                { records, addresses: s.addresses, bytes: s.bytes, evicted: s.evictions.addresses, ms },
+                'intelligence index rebuilt from the feed log',
+              );
+            },
+          }),
       intelSources,
       datasetWatch,
       demo,

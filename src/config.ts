@@ -24,7 +24,12 @@ const ConfigSchema = z.object({
   UMBRA_LIMITS_REFRESH_MS: ms(5000).default(2000),
   /** How often buffered credit charges are written to the store (at most this much is lost on a crash). */
   UMBRA_CREDITS_FLUSH_MS: z.coerce.number().int().min(1).max(1000).default(20),
-  UMBRA_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+  UMBRA_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(256 * 1024),
   /**
    * HTTP connections served at once (idle ones are closed to make room, then new ones refused with a
    * 503). Default: derived from the soft open-file limit (http/connection-limit.ts).
@@ -39,13 +44,23 @@ const ConfigSchema = z.object({
   /** An idle kept-alive connection is closed after this long (longer than a load balancer's usual 60 s). */
   UMBRA_HTTP_KEEPALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(72_000),
   /** A gRPC connection without calls for this long is closed (GOAWAY). */
-  UMBRA_GRPC_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(24 * 3_600_000).default(300_000),
+  UMBRA_GRPC_IDLE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(24 * 3_600_000)
+    .default(300_000),
   /** Seconds in-flight requests get to finish after SIGTERM. */
   UMBRA_SHUTDOWN_GRACE_S: z.coerce.number().int().min(0).max(600).default(25),
   /** An empty keepalive line after this long without output on a stream (service.md: about 15 s). */
   UMBRA_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(5).max(300_000).default(15_000),
   /** Streams are closed cleanly after this long (service.md: 30 minutes). */
-  UMBRA_STREAM_LIFETIME_MS: z.coerce.number().int().min(10).max(24 * 3_600_000).default(30 * 60_000),
+  UMBRA_STREAM_LIFETIME_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(24 * 3_600_000)
+    .default(30 * 60_000),
   /** Records a stream consumer may fall behind before it is disconnected. */
   UMBRA_STREAM_BUFFER: z.coerce.number().int().min(1).max(10_000_000).default(20_000),
   /** Token for the operator ingestion endpoint; when unset, one is generated into the data dir. */
@@ -56,7 +71,10 @@ const ConfigSchema = z.object({
    */
   UMBRA_SIGNING_KEYS: z
     .string()
-    .regex(/^[A-Za-z0-9_-]{1,32}:[^,:]{16,}(,[A-Za-z0-9_-]{1,32}:[^,:]{16,})*$/, 'must be id:secret pairs separated by commas, secrets of at least 16 characters')
+    .regex(
+      /^[A-Za-z0-9_-]{1,32}:[^,:]{16,}(,[A-Za-z0-9_-]{1,32}:[^,:]{16,})*$/,
+      'must be id:secret pairs separated by commas, secrets of at least 16 characters',
+    )
     .optional(),
   /** Run the hourly snapshot and daily rollup jobs in this process (off for nodes that only serve). */
   UMBRA_EXPORT_JOBS: z.enum(['on', 'off']).default('on'),
@@ -151,11 +169,17 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
   if (c.UMBRA_HTTP_REQUEST_TIMEOUT_MS > 0 && c.UMBRA_HTTP_HEADERS_TIMEOUT_MS > c.UMBRA_HTTP_REQUEST_TIMEOUT_MS) {
     throw new ConfigError('invalid configuration:\n  UMBRA_HTTP_HEADERS_TIMEOUT_MS: must not exceed UMBRA_HTTP_REQUEST_TIMEOUT_MS');
   }
-  const derived = c.UMBRA_MAX_CONNECTIONS === undefined || c.UMBRA_GRPC_MAX_CONNECTIONS === undefined ? defaultConnectionLimits(softOpenFileLimit(readProcLimits())) : undefined;
+  const derived =
+    c.UMBRA_MAX_CONNECTIONS === undefined || c.UMBRA_GRPC_MAX_CONNECTIONS === undefined
+      ? defaultConnectionLimits(softOpenFileLimit(readProcLimits()))
+      : undefined;
   return {
     httpPort: c.UMBRA_HTTP_PORT,
     grpcPort: c.UMBRA_GRPC_PORT,
-    grpcTls: c.UMBRA_GRPC_TLS_CERT && c.UMBRA_GRPC_TLS_KEY ? { certFile: resolve(c.UMBRA_GRPC_TLS_CERT), keyFile: resolve(c.UMBRA_GRPC_TLS_KEY) } : undefined,
+    grpcTls:
+      c.UMBRA_GRPC_TLS_CERT && c.UMBRA_GRPC_TLS_KEY
+        ? { certFile: resolve(c.UMBRA_GRPC_TLS_CERT), keyFile: resolve(c.UMBRA_GRPC_TLS_KEY) }
+        : undefined,
     host: c.UMBRA_HOST,
     dataDir,
     logLevel: c.UMBRA_LOG_LEVEL,

@@ -46,7 +46,10 @@ interface StatusRow {
 
 export const STATUS: Record<ErrorCode, StatusRow> = {
   VALIDATION_ERROR: { http: 400, grpc: GRPC.INVALID_ARGUMENT, title: 'Validation error' },
-  /** Not HTTP/1.1 that node's parser accepts (request line, header syntax, chunked framing): answered at the edge, then the connection is closed. */
+  /**
+   * Not HTTP/1.1 that node's parser accepts (request line, header syntax, chunked framing): answered at the edge, then the connection is
+   * closed.
+   */
   MALFORMED_REQUEST: { http: 400, grpc: GRPC.INVALID_ARGUMENT, title: 'Bad request' },
   UNAUTHENTICATED: { http: 401, grpc: GRPC.UNAUTHENTICATED, title: 'Unauthorized' },
   CREDITS_EXHAUSTED: { http: 402, grpc: GRPC.FAILED_PRECONDITION, title: 'Lookup credits exhausted' },
@@ -131,9 +134,16 @@ export function dependencyFault(err: unknown): AppError | undefined {
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string') return undefined;
   const retryAfter = FAULT_RETRY_AFTER_S;
-  if (DISK_FULL.has(code)) return new AppError('INSUFFICIENT_STORAGE', `The server's disk is full (${code}); nothing of this request was stored. Retry once space has been freed.`, { retryAfter });
-  if (IO_FAULT.has(code)) return new AppError('UNAVAILABLE', `The server cannot use its storage right now (${code}). Retry later.`, { retryAfter });
-  if (SQLITE_FAULT.test(code)) return new AppError('UNAVAILABLE', `The server's database is unavailable right now (${code}). Retry later.`, { retryAfter });
+  if (DISK_FULL.has(code))
+    return new AppError(
+      'INSUFFICIENT_STORAGE',
+      `The server's disk is full (${code}); nothing of this request was stored. Retry once space has been freed.`,
+      { retryAfter },
+    );
+  if (IO_FAULT.has(code))
+    return new AppError('UNAVAILABLE', `The server cannot use its storage right now (${code}). Retry later.`, { retryAfter });
+  if (SQLITE_FAULT.test(code))
+    return new AppError('UNAVAILABLE', `The server's database is unavailable right now (${code}). Retry later.`, { retryAfter });
   return undefined;
 }
 

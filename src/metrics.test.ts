@@ -8,7 +8,12 @@ describe(Metrics.name, () => {
     const metrics = new Metrics();
     const registry = new Registry();
     const labelNames = ['operation', 'status'] as const;
-    const requests = new Counter({ name: 'umbra_http_requests_total', help: 'HTTP requests by operation and status', labelNames, registers: [registry] });
+    const requests = new Counter({
+      name: 'umbra_http_requests_total',
+      help: 'HTTP requests by operation and status',
+      labelNames,
+      registers: [registry],
+    });
     const latency = new Histogram({
       name: 'umbra_http_request_duration_seconds',
       help: 'HTTP request latency by operation and status',
@@ -22,7 +27,8 @@ describe(Metrics.name, () => {
       requests.inc({ operation, status: String(status) });
       latency.observe({ operation, status: String(status) }, value);
     };
-    for (const operation of ['lookup.ip', 'health']) for (const status of [200, 429]) for (const s of seconds) observe(operation, status, s);
+    for (const operation of ['lookup.ip', 'health'])
+      for (const status of [200, 429]) for (const s of seconds) observe(operation, status, s);
     const ours = async () => {
       const text = await metrics.registry.metrics();
       return text.slice(0, text.indexOf('# HELP umbra_credits_charged_total')).trimEnd();

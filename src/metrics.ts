@@ -52,7 +52,13 @@ class SeriesHistogram {
       let acc = 0;
       for (let i = 0; i < this.upperBounds.length; i++) {
         acc += s.buckets[i]!;
-        values.push({ labels: { le: this.upperBounds[i]! as number | string }, sharedLabels: s.labels, value: acc, metricName: bucketName, exemplar: null });
+        values.push({
+          labels: { le: this.upperBounds[i]! as number | string },
+          sharedLabels: s.labels,
+          value: acc,
+          metricName: bucketName,
+          exemplar: null,
+        });
       }
       values.push(
         { labels: { le: '+Inf' }, sharedLabels: s.labels, value: s.count, metricName: bucketName, exemplar: null },
@@ -65,7 +71,10 @@ class SeriesHistogram {
 
   async get() {
     const data = await this.getForPromString();
-    return { ...data, values: data.values.map(({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } })) };
+    return {
+      ...data,
+      values: data.values.map(({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } })),
+    };
   }
 
   reset(): void {
@@ -127,7 +136,12 @@ export class Metrics {
     labelNames: ['feed', 'outcome'] as const,
     registers: [this.registry],
   });
-  readonly streamsOpen = new Gauge({ name: 'umbra_streams_open', help: 'Live feed streams open on this node, by feed', labelNames: ['feed'] as const, registers: [this.registry] });
+  readonly streamsOpen = new Gauge({
+    name: 'umbra_streams_open',
+    help: 'Live feed streams open on this node, by feed',
+    labelNames: ['feed'] as const,
+    registers: [this.registry],
+  });
   readonly streamsEnded = new Counter({
     name: 'umbra_streams_ended_total',
     help: 'Live feed streams ended, by feed and reason (lifetime, client_closed, slow_consumer, backend, server_closing)',
@@ -140,21 +154,38 @@ export class Metrics {
     labelNames: ['kind', 'outcome'] as const,
     registers: [this.registry],
   });
-  readonly datasetSwaps = new Counter({ name: 'umbra_dataset_reloads_total', help: 'IP dataset files noticed after a rebuild, by outcome (swapped in, or refused and the previous one kept)', labelNames: ['outcome'] as const, registers: [this.registry] });
-  readonly datasetBuiltAt = new Gauge({ name: 'umbra_dataset_built_timestamp_seconds', help: 'Build time of the IP dataset lookups answer from', registers: [this.registry] });
+  readonly datasetSwaps = new Counter({
+    name: 'umbra_dataset_reloads_total',
+    help: 'IP dataset files noticed after a rebuild, by outcome (swapped in, or refused and the previous one kept)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly datasetBuiltAt = new Gauge({
+    name: 'umbra_dataset_built_timestamp_seconds',
+    help: 'Build time of the IP dataset lookups answer from',
+    registers: [this.registry],
+  });
   readonly exportRecovered = new Counter({
     name: 'umbra_export_recovered_publishes_total',
-    help: 'Export publishes a crash interrupted, settled at start or before a pass: completed (the upload had finished, its row is now listed) or abandoned (it never happened; the previous file stays listed)',
+    help:
+      'Export publishes a crash interrupted, settled at start or before a pass: completed (the upload had finished, its row is now ' +
+      'listed) or abandoned (it never happened; the previous file stays listed)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
   readonly exportSkippedLines = new Counter({
     name: 'umbra_export_skipped_lines_total',
-    help: 'Damaged feed log lines (torn, or not JSON) that export jobs left out of a snapshot, by feed; each job that meets a damaged partition counts its lines',
+    help:
+      'Damaged feed log lines (torn, or not JSON) that export jobs left out of a snapshot, by feed; each job that meets a damaged ' +
+      'partition counts its lines',
     labelNames: ['feed'] as const,
     registers: [this.registry],
   });
-  readonly exportLastJob = new Gauge({ name: 'umbra_export_last_job_timestamp_seconds', help: 'Unix time the last export job finished', registers: [this.registry] });
+  readonly exportLastJob = new Gauge({
+    name: 'umbra_export_last_job_timestamp_seconds',
+    help: 'Unix time the last export job finished',
+    registers: [this.registry],
+  });
   /** Set by the app: counts snapshots at scrape time. */
   snapshotCounter: (() => Promise<Array<{ feed: string; kind: string; count: number }>>) | undefined;
   readonly exportSnapshots = new Gauge({
@@ -186,8 +217,16 @@ export class Metrics {
       }
     },
   });
-  readonly intelBytes = new Gauge({ name: 'umbra_intel_bytes', help: 'Bytes the intelligence index holds for feed observations (arrays allocated, strings, anonymizer ranges)', registers: [this.registry] });
-  readonly intelBudget = new Gauge({ name: 'umbra_intel_budget_bytes', help: 'The memory budget of the intelligence index (UMBRA_INTEL_MEMORY_MB)', registers: [this.registry] });
+  readonly intelBytes = new Gauge({
+    name: 'umbra_intel_bytes',
+    help: 'Bytes the intelligence index holds for feed observations (arrays allocated, strings, anonymizer ranges)',
+    registers: [this.registry],
+  });
+  readonly intelBudget = new Gauge({
+    name: 'umbra_intel_budget_bytes',
+    help: 'The memory budget of the intelligence index (UMBRA_INTEL_MEMORY_MB)',
+    registers: [this.registry],
+  });
   readonly intelEvictions = new Counter({
     name: 'umbra_intel_evictions_total',
     help: 'Addresses and anonymizer ranges evicted to keep the intelligence index inside its memory budget, by kind (address, range)',
@@ -203,20 +242,75 @@ export class Metrics {
   });
   /** Set by each server's connection limiter: connections open now (read at scrape time). */
   connectionsOpen: { http?: () => number; grpc?: () => number } = {};
-  readonly httpConnections: Gauge = new Gauge({ name: 'umbra_http_connections', help: 'HTTP connections open (served; refusals not included)', registers: [this.registry], collect: (): void => this.httpConnections.set(this.connectionsOpen.http?.() ?? 0) });
-  readonly httpConnectionsLimit = new Gauge({ name: 'umbra_http_connections_limit', help: 'HTTP connections served at once (UMBRA_MAX_CONNECTIONS)', registers: [this.registry] });
-  readonly httpConnectionsRefused = new Counter({ name: 'umbra_http_connections_refused_total', help: 'HTTP connections refused at the connection limit (503 problem+json, or closed when even the refusal headroom is full)', registers: [this.registry] });
-  readonly httpConnectionsReclaimed = new Counter({ name: 'umbra_http_connections_reclaimed_total', help: 'Idle HTTP connections closed to make room for new ones at the connection limit', registers: [this.registry] });
-  readonly grpcConnections: Gauge = new Gauge({ name: 'umbra_grpc_connections', help: 'gRPC connections open', registers: [this.registry], collect: (): void => this.grpcConnections.set(this.connectionsOpen.grpc?.() ?? 0) });
-  readonly grpcConnectionsLimit = new Gauge({ name: 'umbra_grpc_connections_limit', help: 'gRPC connections served at once (UMBRA_GRPC_MAX_CONNECTIONS)', registers: [this.registry] });
-  readonly grpcConnectionsRefused = new Counter({ name: 'umbra_grpc_connections_refused_total', help: 'gRPC connections closed at once at the connection limit', registers: [this.registry] });
+  readonly httpConnections: Gauge = new Gauge({
+    name: 'umbra_http_connections',
+    help: 'HTTP connections open (served; refusals not included)',
+    registers: [this.registry],
+    collect: (): void => this.httpConnections.set(this.connectionsOpen.http?.() ?? 0),
+  });
+  readonly httpConnectionsLimit = new Gauge({
+    name: 'umbra_http_connections_limit',
+    help: 'HTTP connections served at once (UMBRA_MAX_CONNECTIONS)',
+    registers: [this.registry],
+  });
+  readonly httpConnectionsRefused = new Counter({
+    name: 'umbra_http_connections_refused_total',
+    help: 'HTTP connections refused at the connection limit (503 problem+json, or closed when even the refusal headroom is full)',
+    registers: [this.registry],
+  });
+  readonly httpConnectionsReclaimed = new Counter({
+    name: 'umbra_http_connections_reclaimed_total',
+    help: 'Idle HTTP connections closed to make room for new ones at the connection limit',
+    registers: [this.registry],
+  });
+  readonly grpcConnections: Gauge = new Gauge({
+    name: 'umbra_grpc_connections',
+    help: 'gRPC connections open',
+    registers: [this.registry],
+    collect: (): void => this.grpcConnections.set(this.connectionsOpen.grpc?.() ?? 0),
+  });
+  readonly grpcConnectionsLimit = new Gauge({
+    name: 'umbra_grpc_connections_limit',
+    help: 'gRPC connections served at once (UMBRA_GRPC_MAX_CONNECTIONS)',
+    registers: [this.registry],
+  });
+  readonly grpcConnectionsRefused = new Counter({
+    name: 'umbra_grpc_connections_refused_total',
+    help: 'gRPC connections closed at once at the connection limit',
+    registers: [this.registry],
+  });
   /** Set by the app: what the stores report about their own health (read at scrape time). */
   storeVitals: (() => StoreVitals) | undefined;
-  readonly diskFree: Gauge = new Gauge({ name: 'umbra_disk_free_bytes', help: "Free bytes on the data dir's file system (as last read, less what was written since)", registers: [this.registry], collect: (): void => this.setVital(this.diskFree, 'diskFreeBytes') });
-  readonly diskReserve: Gauge = new Gauge({ name: 'umbra_disk_reserve_bytes', help: 'Free bytes kept on the data dir file system: ingestion is refused (507) below it (UMBRA_DISK_RESERVE_MB)', registers: [this.registry], collect: (): void => this.setVital(this.diskReserve, 'diskReserveBytes') });
-  readonly creditsUnsent: Gauge = new Gauge({ name: 'umbra_credits_unsent', help: 'Credits charged in memory and not yet written to the database (normally near 0; grows while writes fail)', registers: [this.registry], collect: (): void => this.setVital(this.creditsUnsent, 'unsentCredits') });
-  readonly databaseUnavailable: Gauge = new Gauge({ name: 'umbra_database_unavailable', help: '1 while statements on the database keep failing past their deadline (its lock held by another process), else 0', registers: [this.registry], collect: (): void => this.setVital(this.databaseUnavailable, 'databaseUnavailable') });
-  readonly rateLimited = new Counter({ name: 'umbra_rate_limited_total', help: 'Requests refused by a rate bucket', labelNames: ['operation', 'bucket'] as const, registers: [this.registry] });
+  readonly diskFree: Gauge = new Gauge({
+    name: 'umbra_disk_free_bytes',
+    help: "Free bytes on the data dir's file system (as last read, less what was written since)",
+    registers: [this.registry],
+    collect: (): void => this.setVital(this.diskFree, 'diskFreeBytes'),
+  });
+  readonly diskReserve: Gauge = new Gauge({
+    name: 'umbra_disk_reserve_bytes',
+    help: 'Free bytes kept on the data dir file system: ingestion is refused (507) below it (UMBRA_DISK_RESERVE_MB)',
+    registers: [this.registry],
+    collect: (): void => this.setVital(this.diskReserve, 'diskReserveBytes'),
+  });
+  readonly creditsUnsent: Gauge = new Gauge({
+    name: 'umbra_credits_unsent',
+    help: 'Credits charged in memory and not yet written to the database (normally near 0; grows while writes fail)',
+    registers: [this.registry],
+    collect: (): void => this.setVital(this.creditsUnsent, 'unsentCredits'),
+  });
+  readonly databaseUnavailable: Gauge = new Gauge({
+    name: 'umbra_database_unavailable',
+    help: '1 while statements on the database keep failing past their deadline (its lock held by another process), else 0',
+    registers: [this.registry],
+    collect: (): void => this.setVital(this.databaseUnavailable, 'databaseUnavailable'),
+  });
+  readonly rateLimited = new Counter({
+    name: 'umbra_rate_limited_total',
+    help: 'Requests refused by a rate bucket',
+    labelNames: ['operation', 'bucket'] as const,
+    registers: [this.registry],
+  });
 
   /** Credits charged per operation, not yet handed to creditsCharged (done at scrape time). */
   private readonly charged = new Map<string, { uncounted: number; counter: { inc(n: number): void } }>();

@@ -26,7 +26,11 @@ export interface OperationGuardDeps {
 const unauthenticated = (reason: Exclude<VerifyResult, { ok: true }>['reason']): AppError =>
   new AppError(
     'UNAUTHENTICATED',
-    reason === 'MISSING' ? 'No API key: send it in x-api-key (HTTP header or gRPC metadata).' : reason === 'REVOKED' ? 'This API key has been revoked.' : 'The API key is not valid.',
+    reason === 'MISSING'
+      ? 'No API key: send it in x-api-key (HTTP header or gRPC metadata).'
+      : reason === 'REVOKED'
+        ? 'This API key has been revoked.'
+        : 'The API key is not valid.',
   );
 
 const PUBLIC: Admit = () => ({ ok: true, caller: undefined as unknown as Caller, rate: undefined });
@@ -46,12 +50,21 @@ export function createOperationGuard(deps: OperationGuardDeps) {
   const bind = (op: Operation): Admit => {
     const { scope, bucket } = op;
     if (scope === null) return PUBLIC;
-    const missingScope = `This key lacks the ${scope} scope that ${op.grpc ?? op.id} (${op.method} ${op.path}) needs. /account/me (GetAccountInfo) lists the key's scopes.`;
+    const missingScope =
+      `This key lacks the ${scope} scope that ${op.grpc ?? op.id} (${op.method} ${op.path}) needs. /account/me ` +
+      `(GetAccountInfo) lists the key's scopes.`;
 
     const decide = (caller: Caller, rate: RateDecision): Admission => {
       if (rate.allowed) return { ok: true, caller, rate };
       onRateLimited(op);
-      return { ok: false, caller, rate, error: new AppError('RATE_LIMITED', `Rate limit of the team's ${bucket} bucket exceeded; retry in ${rate.retryAfterSeconds} s.`, { retryAfter: rate.retryAfterSeconds }) };
+      return {
+        ok: false,
+        caller,
+        rate,
+        error: new AppError('RATE_LIMITED', `Rate limit of the team's ${bucket} bucket exceeded; retry in ${rate.retryAfterSeconds} s.`, {
+          retryAfter: rate.retryAfterSeconds,
+        }),
+      };
     };
     const afterVerify = (verified: VerifyResult): MaybePromise<Admission> => {
       if (!verified.ok) return { ok: false, error: unauthenticated(verified.reason), caller: undefined, rate: undefined };

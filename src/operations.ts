@@ -111,11 +111,46 @@ export const FEED_EXPORT_OPERATIONS = Object.fromEntries(
   FEED_LIST.map((f) => {
     const base = { scope: f.exportScope, cost: { kind: 'free' }, method: 'GET' } as const;
     const ops: Record<ExportOperationName, Operation> = {
-      list: op({ ...base, id: `feeds.${f.id}.export.list`, path: `/feeds/${f.segment}/export`, bucket: 'export', grpc: 'ListExportSnapshots', summary: `Parquet snapshots of the ${f.id} feed, newest first` }),
-      download: op({ ...base, id: `feeds.${f.id}.export.download`, path: `/feeds/${f.segment}/export/:date`, bucket: 'download', grpc: 'GetExportSnapshotURL', summary: `307 to a 24-hour download URL of a daily ${f.id} snapshot, or of the latest hourly one` }),
-      meta: op({ ...base, id: `feeds.${f.id}.export.meta`, path: `/feeds/${f.segment}/export/:date/meta`, bucket: 'export', grpc: 'GetExportSnapshotMeta', summary: `Checksum, size, rows and schema of a daily (or the latest hourly) ${f.id} snapshot` }),
-      hourDownload: op({ ...base, id: `feeds.${f.id}.export.hour_download`, path: `/feeds/${f.segment}/export/:date/:hour`, bucket: 'download', grpc: 'GetExportSnapshotURL', summary: `307 to a 24-hour download URL of an hourly ${f.id} snapshot` }),
-      hourMeta: op({ ...base, id: `feeds.${f.id}.export.hour_meta`, path: `/feeds/${f.segment}/export/:date/:hour/meta`, bucket: 'export', grpc: 'GetExportSnapshotMeta', summary: `Metadata of an hourly ${f.id} snapshot of the current UTC date` }),
+      list: op({
+        ...base,
+        id: `feeds.${f.id}.export.list`,
+        path: `/feeds/${f.segment}/export`,
+        bucket: 'export',
+        grpc: 'ListExportSnapshots',
+        summary: `Parquet snapshots of the ${f.id} feed, newest first`,
+      }),
+      download: op({
+        ...base,
+        id: `feeds.${f.id}.export.download`,
+        path: `/feeds/${f.segment}/export/:date`,
+        bucket: 'download',
+        grpc: 'GetExportSnapshotURL',
+        summary: `307 to a 24-hour download URL of a daily ${f.id} snapshot, or of the latest hourly one`,
+      }),
+      meta: op({
+        ...base,
+        id: `feeds.${f.id}.export.meta`,
+        path: `/feeds/${f.segment}/export/:date/meta`,
+        bucket: 'export',
+        grpc: 'GetExportSnapshotMeta',
+        summary: `Checksum, size, rows and schema of a daily (or the latest hourly) ${f.id} snapshot`,
+      }),
+      hourDownload: op({
+        ...base,
+        id: `feeds.${f.id}.export.hour_download`,
+        path: `/feeds/${f.segment}/export/:date/:hour`,
+        bucket: 'download',
+        grpc: 'GetExportSnapshotURL',
+        summary: `307 to a 24-hour download URL of an hourly ${f.id} snapshot`,
+      }),
+      hourMeta: op({
+        ...base,
+        id: `feeds.${f.id}.export.hour_meta`,
+        path: `/feeds/${f.segment}/export/:date/:hour/meta`,
+        bucket: 'export',
+        grpc: 'GetExportSnapshotMeta',
+        summary: `Metadata of an hourly ${f.id} snapshot of the current UTC date`,
+      }),
     };
     return [f.id, ops];
   }),

@@ -5,7 +5,11 @@ import { packageDefinition, SERVICE_NAME } from '../../src/grpc/proto.ts';
 
 const answer = JSON.parse(process.argv[2]!);
 const server = new Server();
-server.addService(packageDefinition()[SERVICE_NAME] as ServiceDefinition, { LookupIP: (_call: unknown, cb: (e: null, v: unknown) => void) => cb(null, answer) });
-const grpcPort = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+server.addService(packageDefinition()[SERVICE_NAME] as ServiceDefinition, {
+  LookupIP: (_call: unknown, cb: (e: null, v: unknown) => void) => cb(null, answer),
+});
+const grpcPort = await new Promise<number>((resolve, reject) =>
+  server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+);
 process.stdout.write(`${JSON.stringify({ port: 0, grpcPort, key: 'unused' })}\n`);
 process.on('SIGTERM', () => process.exit(0));

@@ -60,7 +60,16 @@ createInterface({ input: process.stdin }).on('line', async (line) => {
     const batch: FeedMessage[] = [];
     const owed = Math.floor(((Date.now() - start) / 1000) * Number(rate)) - n;
     for (let i = 0; i < owed; i++) {
-      const record = { ip: '109.176.45.49', provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: Math.floor(t / 1000), country_code: 'US', asn: 16276, seq: n++, t };
+      const record = {
+        ip: '109.176.45.49',
+        provider: 'BRIGHTDATA',
+        type: 'RESIDENTIAL_PROXY',
+        timestamp: Math.floor(t / 1000),
+        country_code: 'US',
+        asn: 16276,
+        seq: n++,
+        t,
+      };
       batch.push({ record, line: JSON.stringify(record) });
     }
     await publish(batch);

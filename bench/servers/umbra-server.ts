@@ -37,6 +37,10 @@ process.on('SIGTERM', () => app.close().then(() => process.exit(0)));
 // BENCH_GAPS=1: log every event-loop stall over 8 ms to stderr (used to find what a dataset swap holds up).
 if (process.env.BENCH_GAPS) {
   let last = performance.now();
-  setInterval(() => { const n = performance.now(); if (n - last > 8) process.stderr.write(`GAP ${Math.round(n - last)}ms at ${Math.round(n)}\n`); last = n; }, 2).unref();
+  setInterval(() => {
+    const n = performance.now();
+    if (n - last > 8) process.stderr.write(`GAP ${Math.round(n - last)}ms at ${Math.round(n)}\n`);
+    last = n;
+  }, 2).unref();
   process.on('SIGHUP', () => process.stderr.write(`SIGHUP at ${Math.round(performance.now())}\n`));
 }

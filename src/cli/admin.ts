@@ -12,7 +12,8 @@ const fmtTime = (s: number | null) => (s === null ? '-' : new Date(s * 1000).toI
 function orgText(o: OrgView): string {
   const lines = [
     `organization ${o.name} (${o.id})`,
-    `  credits: ${o.credits.balance} of ${o.credits.allotment} per ${o.credits.reset_period_seconds} s, resets at ${fmtTime(o.credits.resets_at)} (in ${o.credits.resets_in} s)`,
+    `  credits: ${o.credits.balance} of ${o.credits.allotment} per ${o.credits.reset_period_seconds} s, resets at ` +
+      `${fmtTime(o.credits.resets_at)} (in ${o.credits.resets_in} s)`,
     `  max concurrent streams: ${o.max_streams}`,
     `  keys: ${o.keys.length === 0 ? 'none' : ''}`,
     ...o.keys.map((k) => `    ${keyLine(k)}`),
@@ -23,11 +24,13 @@ function orgText(o: OrgView): string {
 }
 
 const keyLine = (k: KeyView) =>
-  `${k.id}  ${k.revoked_at === null ? 'active ' : 'revoked'}  ${k.name ?? '-'}  created ${fmtTime(k.created_at)}  scopes ${k.scopes.join(',')}`;
+  `${k.id}  ${k.revoked_at === null ? 'active ' : 'revoked'}  ${k.name ?? '-'}  created ${fmtTime(k.created_at)}  scopes ` +
+  `${k.scopes.join(',')}`;
 
 function scopesArg(text: string) {
   const { scopes, unknown } = parseScopeList(text);
-  if (unknown.length) throw AppError.field('scopes', `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`);
+  if (unknown.length)
+    throw AppError.field('scopes', `unknown scope${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`);
   return scopes;
 }
 
@@ -49,7 +52,8 @@ export function registerAdmin(program: Command): void {
         let period: number | undefined;
         if (o.resetPeriod !== undefined) {
           period = parseDuration(o.resetPeriod);
-          if (period === undefined) throw AppError.field('reset-period', `must be a duration like 30d, 12h, 90m or 3600s, got '${o.resetPeriod}'`);
+          if (period === undefined)
+            throw AppError.field('reset-period', `must be a duration like 30d, 12h, 90m or 3600s, got '${o.resetPeriod}'`);
         }
         const view = await withAdmin(config(), (a) => a.createOrg({ name: o.name, credits, resetPeriodSeconds: period, maxStreams }));
         out.result(view, () => orgText(view));
@@ -93,15 +97,36 @@ export function registerAdmin(program: Command): void {
     .option('--relation <relation>', 'OWNER, ADMIN or MEMBER (the first member defaults to OWNER)')
     .option('--name <label>', 'a label for the key')
     .action(
-      action(async (out, config, o: { org: string; email: string; scopes: string; firstName?: string; lastName?: string; relation?: string; name?: string }) => {
-        const scopes = scopesArg(o.scopes);
-        const made = await withAdmin(config(), (a) =>
-          a.createKey({ org: o.org, email: o.email, scopes, firstName: o.firstName, lastName: o.lastName, relation: o.relation?.toUpperCase(), name: o.name }),
-        );
-        out.result({ ...made.key, key: made.secret, member: made.member }, () =>
-          [`key ${made.key.id} created for ${made.member.email} (${made.member.relation}${made.member.created ? ', new member' : ''})`, `scopes: ${scopes.join(',')}`, '', `  ${made.secret}`, '', 'This is the only time the key is shown; umbra stores only its SHA-256.'].join('\n'),
-        );
-      }),
+      action(
+        async (
+          out,
+          config,
+          o: { org: string; email: string; scopes: string; firstName?: string; lastName?: string; relation?: string; name?: string },
+        ) => {
+          const scopes = scopesArg(o.scopes);
+          const made = await withAdmin(config(), (a) =>
+            a.createKey({
+              org: o.org,
+              email: o.email,
+              scopes,
+              firstName: o.firstName,
+              lastName: o.lastName,
+              relation: o.relation?.toUpperCase(),
+              name: o.name,
+            }),
+          );
+          out.result({ ...made.key, key: made.secret, member: made.member }, () =>
+            [
+              `key ${made.key.id} created for ${made.member.email} (${made.member.relation}${made.member.created ? ', new member' : ''})`,
+              `scopes: ${scopes.join(',')}`,
+              '',
+              `  ${made.secret}`,
+              '',
+              'This is the only time the key is shown; umbra stores only its SHA-256.',
+            ].join('\n'),
+          );
+        },
+      ),
     );
   key
     .command('revoke')

@@ -31,14 +31,15 @@ export function configFrom(opts: GlobalOptions): Config {
 /** Holds the exit code of the verb that ran. */
 export const outcome = { code: EXIT.OK as number };
 
-/** Runs one verb: output per --json, failures to an exit code. */
-export function action<A extends unknown[]>(fn: (out: Output, config: () => Config, ...args: A) => Promise<number | void>) {
+/** Runs one verb: output per --json, failures to an exit code (a verb that returns nothing exits 0). */
+export function action<A extends unknown[]>(fn: (out: Output, config: () => Config, ...args: A) => Promise<unknown>) {
   return async (...args: unknown[]): Promise<void> => {
     const cmd = args[args.length - 1] as Command;
     const opts = cmd.optsWithGlobals<GlobalOptions>();
     const out = createOutput(Boolean(opts.json));
     try {
-      outcome.code = (await fn(out, () => configFrom(opts), ...(args.slice(0, -1) as A))) ?? EXIT.OK;
+      const code = await fn(out, () => configFrom(opts), ...(args.slice(0, -1) as A));
+      outcome.code = typeof code === 'number' ? code : EXIT.OK;
     } catch (e) {
       outcome.code = reportFailure(out, e);
     }

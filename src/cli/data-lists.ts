@@ -28,10 +28,20 @@ export function registerListVerbs(data: Command): void {
   data
     .command('import-list')
     .description('import an IP range list (Tor exits, crawler and service ranges, cloud ranges); the format is detected from the content')
-    .argument('<kind>', `what the ranges are: a category (TOR_NODE, SEARCH_ENGINE, ...) or a network type (DATACENTER, ...); case-insensitive, - or _`)
-    .argument('<file>', 'the publisher\'s file, or - for standard input')
-    .option('--provider <tag>', 'provider tag, e.g. GOOGLEBOT (default: from the format where it names its publisher: TOR, AWS, GOOGLE_CLOUD, AZURE, CLOUDFLARE, DATADOG, STRIPE, GITHUB)')
-    .option('--section <names>', 'for files with sections (AWS services, Azure tags, Datadog, Stripe and GitHub sections): comma-separated names to import, or all')
+    .argument(
+      '<kind>',
+      `what the ranges are: a category (TOR_NODE, SEARCH_ENGINE, ...) or a network type (DATACENTER, ...); case-insensitive, - or _`,
+    )
+    .argument('<file>', "the publisher's file, or - for standard input")
+    .option(
+      '--provider <tag>',
+      'provider tag, e.g. GOOGLEBOT (default: from the format where it names its publisher: TOR, AWS, GOOGLE_CLOUD, AZURE, CLOUDFLARE, ' +
+        'DATADOG, STRIPE, GITHUB)',
+    )
+    .option(
+      '--section <names>',
+      'for files with sections (AWS services, Azure tags, Datadog, Stripe and GitHub sections): comma-separated names to import, or all',
+    )
     .action(
       action(async (out, config, kind: string, file: string, o: { provider?: string; section?: string }) => {
         if (!listKind(kind)) throw new UsageError(`unknown list kind '${kind}'; one of ${LIST_KINDS.join(', ')}`);
@@ -57,14 +67,35 @@ export function registerListVerbs(data: Command): void {
     .action(
       action(async (out, config) => {
         const lists = (await createListStore(config()).all())
-          .map(({ kind, provider, version, imported_at, format, cidrs }) => ({ kind, provider, version, imported_at, format, count: cidrs.length }))
+          .map(({ kind, provider, version, imported_at, format, cidrs }) => ({
+            kind,
+            provider,
+            version,
+            imported_at,
+            format,
+            count: cidrs.length,
+          }))
           .sort((a, b) => a.kind.localeCompare(b.kind) || a.provider.localeCompare(b.provider));
         out.result({ lists }, () => {
           if (lists.length === 0) return 'no lists imported (umbra data import-list KIND FILE)';
-          const rows = lists.map((l) => [l.kind, l.provider, l.version, new Date(l.imported_at * 1000).toISOString(), l.format, String(l.count)]);
+          const rows = lists.map((l) => [
+            l.kind,
+            l.provider,
+            l.version,
+            new Date(l.imported_at * 1000).toISOString(),
+            l.format,
+            String(l.count),
+          ]);
           const head = ['KIND', 'PROVIDER', 'VERSION', 'IMPORTED', 'FORMAT', 'RANGES'];
           const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-          return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+          return [head, ...rows]
+            .map((r) =>
+              r
+                .map((c, i) => c.padEnd(widths[i]!))
+                .join('  ')
+                .trimEnd(),
+            )
+            .join('\n');
         });
       }),
     );
@@ -81,7 +112,9 @@ export function registerListVerbs(data: Command): void {
         const provider = providerTag(o.provider);
         if (!provider) throw new UsageError(`bad provider tag '${o.provider}'`);
         const removed = await createListStore(config()).remove(kind, provider);
-        out.result({ kind, provider, removed }, () => (removed ? `removed ${kind}/${provider}` : `no list ${kind}/${provider}; nothing removed`));
+        out.result({ kind, provider, removed }, () =>
+          removed ? `removed ${kind}/${provider}` : `no list ${kind}/${provider}; nothing removed`,
+        );
         return removed ? EXIT.OK : EXIT.FAILED;
       }),
     );
@@ -91,12 +124,17 @@ function report(out: Output, s: ImportSummary): void {
   out.result(s, () => {
     const lines = [
       s.stored
-        ? `${s.kind}/${s.provider}: ${s.count} ranges from ${s.entries} entries (${s.format}), version ${s.version}${s.replaced ? `, replacing ${s.replaced}` : ''}`
+        ? `${s.kind}/${s.provider}: ${s.count} ranges from ${s.entries} entries (${s.format}), version ` +
+          `${s.version}${s.replaced ? `, replacing ${s.replaced}` : ''}`
         : `${s.kind}/${s.provider}: no valid range in ${s.entries} entries (${s.format}); nothing stored`,
     ];
     if (s.sections) {
       const { imported, available } = s.sections;
-      lines.push(imported.length === available.length ? `  sections: all ${available.length}` : `  sections: ${imported.join(', ')} (of ${available.join(', ')})`);
+      lines.push(
+        imported.length === available.length
+          ? `  sections: all ${available.length}`
+          : `  sections: ${imported.join(', ')} (of ${available.join(', ')})`,
+      );
     }
     if (s.rejected > 0) lines.push(`  ${s.rejected} rejected:`);
     for (const e of s.errors) lines.push(`  line ${e.line}: ${e.entry}: ${e.reason}`);

@@ -15,7 +15,10 @@ import { createProgress, type ProgressEvent } from './progress.ts';
 
 /** Builds the IP dataset file from the packaged public datasets, with a progress bar on stderr. */
 export async function buildDatasetWithProgress(config: Config, out: Output): Promise<DatasetInfo> {
-  out.info(`building the IP dataset into ${config.datasetFile} (about a minute; sources: DB-IP Lite and RouteViews/NRO via @ip-location-db, CC BY 4.0)`);
+  out.info(
+    `building the IP dataset into ${config.datasetFile} (about a minute; sources: DB-IP Lite and RouteViews/NRO via @ip-location-db, CC ` +
+      `BY 4.0)`,
+  );
   const progress = createProgress(true);
   const started = Date.now();
   // Loaded on use: admin verbs should not pay for the dataset code.
@@ -23,7 +26,9 @@ export async function buildDatasetWithProgress(config: Config, out: Output): Pro
   try {
     const info = await buildDataset({ outFile: config.datasetFile, onProgress: (e: ProgressEvent) => progress.update(e) });
     progress.stop();
-    out.info(`IP dataset built in ${((Date.now() - started) / 1000).toFixed(1)} s (${(statSync(config.datasetFile).size / 1e6).toFixed(1)} MB)`);
+    out.info(
+      `IP dataset built in ${((Date.now() - started) / 1000).toFixed(1)} s (${(statSync(config.datasetFile).size / 1e6).toFixed(1)} MB)`,
+    );
     return info;
   } catch (e) {
     progress.stop();
@@ -55,7 +60,10 @@ export function registerData(program: Command): void {
     );
   data
     .command('status')
-    .description('versions and counts of the data lookups answer from: the IP dataset, imported lists, overlays, feed log; and what the running server has loaded')
+    .description(
+      'versions and counts of the data lookups answer from: the IP dataset, imported lists, overlays, feed log; and what the running ' +
+        'server has loaded',
+    )
     .option('--server <url>', 'ask this umbra server (default: the local server when it runs)')
     .action(
       action(async (out, config, o: { server?: string }) => {
@@ -86,7 +94,10 @@ async function serverStatus(base: string, config: Config): Promise<ServerStatus>
   const token = operatorToken(config, false);
   if (!token) return { url: base, error: `no operator token (set UMBRA_OPERATOR_TOKEN or run on the server's data dir)` };
   try {
-    const res = await fetch(`${base}${DATA_STATUS_PATH}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
+    const res = await fetch(`${base}${DATA_STATUS_PATH}`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(5000),
+    });
     const body = (await res.json()) as DataStatus & { detail?: string };
     if (res.status !== 200) return { url: base, error: `answered ${res.status}: ${body.detail ?? ''}` };
     return { url: base, data_version: body.data_version, intelligence: body.intelligence };
@@ -101,10 +112,17 @@ function statusText(s: DataStatus, base: string | undefined, server: ServerStatu
   const lines = [
     `data version   ${s.data_version}`,
     `IP dataset     ${d.file} (${((d.bytes ?? 0) / 1e6).toFixed(1)} MB), built ${when(d.built_at)}`,
-    `  sources      ${Object.entries(d.sources).map(([k, v]) => `${k} ${v}`).join(', ')}`,
-    `  ranges       network ${d.counts.v4_network_ranges} IPv4 + ${d.counts.v6_network_ranges} IPv6, location ${d.counts.v4_location_ranges} IPv4 + ${d.counts.v6_location_ranges} IPv6`,
+    `  sources      ${Object.entries(d.sources)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+    `  ranges       network ${d.counts.v4_network_ranges} IPv4 + ${d.counts.v6_network_ranges} IPv6, location ` +
+      `${d.counts.v4_location_ranges} IPv4 + ${d.counts.v6_location_ranges} IPv6`,
     `lists          ${s.lists.length}${s.lists.length ? '' : ' (import with umbra data import-list KIND FILE)'}`,
-    ...s.lists.map((l) => `  ${l.kind.padEnd(18)} ${l.provider.padEnd(20)} ${String(l.cidrs).padStart(7)} ranges  version ${l.version}  imported ${when(l.imported_at)}  (${l.format})`),
+    ...s.lists.map(
+      (l) =>
+        `  ${l.kind.padEnd(18)} ${l.provider.padEnd(20)} ${String(l.cidrs).padStart(7)} ranges  version ${l.version}  imported ` +
+        `${when(l.imported_at)}  (${l.format})`,
+    ),
     `overlays       ${s.overlays.entries} entries for ${s.overlays.teams} teams`,
     `feed log       (hours stored, oldest and newest)`,
     ...s.feeds.map((f) => `  ${f.feed.padEnd(18)} ${String(f.hours).padStart(5)}  ${f.oldest_hour ?? '-'} .. ${f.newest_hour ?? '-'}`),
@@ -113,14 +131,20 @@ function statusText(s: DataStatus, base: string | undefined, server: ServerStatu
   else if (server && 'error' in server) lines.push(`server         ${server.url}: ${server.error}`);
   else if (server) {
     const same = server.data_version === s.data_version;
-    lines.push(`server         ${server.url} answers from ${same ? 'this version' : `${server.data_version} (the files above are newer: the server swaps them in within seconds)`}`);
+    lines.push(
+      `server         ${server.url} answers from ` +
+        `${same ? 'this version' : `${server.data_version} (the files above are newer: the server swaps them in within seconds)`}`,
+    );
     const intel = server.intelligence;
     if (intel) {
       lines.push(`  intelligence ${intel.addresses} addresses with feed observations in the 90-day window`);
       // Older servers answer without the memory members.
       if (intel.budget_bytes !== undefined) {
         const mib = (n: number) => (n / 2 ** 20).toFixed(1);
-        lines.push(`  memory       ${mib(intel.bytes)} MiB of its ${mib(intel.budget_bytes)} MiB budget (UMBRA_INTEL_MEMORY_MB); evicted ${intel.evictions.addresses} addresses, ${intel.evictions.ranges} anonymizer ranges`);
+        lines.push(
+          `  memory       ${mib(intel.bytes)} MiB of its ${mib(intel.budget_bytes)} MiB budget (UMBRA_INTEL_MEMORY_MB); evicted ` +
+            `${intel.evictions.addresses} addresses, ${intel.evictions.ranges} anonymizer ranges`,
+        );
       }
     }
   }

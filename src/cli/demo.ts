@@ -20,7 +20,14 @@ export async function ensureDemo(services: Services, dataDir: string): Promise<s
     const verified = await services.accounts.verifyKey(secret);
     if (verified.ok && verified.caller.owner.org.name.toLowerCase() === DEMO_ORG) return secret;
   }
-  const made = await admin.createKey({ org: DEMO_ORG, email: 'demo@umbra.local', firstName: 'Demo', lastName: 'User', scopes: [...SCOPES], name: 'demo' });
+  const made = await admin.createKey({
+    org: DEMO_ORG,
+    email: 'demo@umbra.local',
+    firstName: 'Demo',
+    lastName: 'User',
+    scopes: [...SCOPES],
+    name: 'demo',
+  });
   writeFileSync(file, `${made.secret}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   services.accounts.invalidate();

@@ -33,12 +33,26 @@ async function withJobs<T>(config: Config, out: Output, use: (deps: ExportJobDep
   const writer = await ParquetWriter.create({ spoolDir: join(config.dataDir, 'export-work') });
   try {
     const deps: ExportJobDeps = {
-      feedLog: stores.feedLog, store: stores.objects, catalog: stores.snapshots, writer, clock: systemClock, workDir: join(config.dataDir, 'export-work'),
-      onDamagedLines: (r) => out.info(`umbra: ${r.feed} ${new Date(r.hourStartMs).toISOString().slice(0, 13)}h: ${r.skipped} damaged log line(s) left out, ${r.repaired} record(s) recovered from them`),
+      feedLog: stores.feedLog,
+      store: stores.objects,
+      catalog: stores.snapshots,
+      writer,
+      clock: systemClock,
+      workDir: join(config.dataDir, 'export-work'),
+      onDamagedLines: (r) =>
+        out.info(
+          `umbra: ${r.feed} ${new Date(r.hourStartMs).toISOString().slice(0, 13)}h: ${r.skipped} damaged log line(s) left out, ` +
+            `${r.repaired} record(s) recovered from them`,
+        ),
     };
     const recovered = await recoverPublishes(deps);
-    for (const s of recovered.completed) out.info(`umbra: ${s.feed} ${snapshotId(s.date, s.hour)}: completed a publish interrupted by a crash (its upload had finished)`);
-    for (const s of recovered.abandoned) out.info(`umbra: ${s.feed} ${snapshotId(s.date, s.hour)}: dropped a publish interrupted by a crash before its upload (the previous file stays listed)`);
+    for (const s of recovered.completed)
+      out.info(`umbra: ${s.feed} ${snapshotId(s.date, s.hour)}: completed a publish interrupted by a crash (its upload had finished)`);
+    for (const s of recovered.abandoned)
+      out.info(
+        `umbra: ${s.feed} ${snapshotId(s.date, s.hour)}: dropped a publish interrupted by a crash before its upload (the previous file ` +
+          `stays listed)`,
+      );
     return await use(deps);
   } finally {
     writer.close();
@@ -54,7 +68,10 @@ async function runJob(out: Output, config: Config, request: ManualJobRequest): P
   const job = manualJob(request, Date.now());
   const label = job.kind === 'hourly' ? 'hourly snapshots' : `rollup ${job.date}`;
   const state = dataDirState(config);
-  if (state.kind === 'busy') throw new UsageError(`the data dir ${config.dataDir} is in use by ${describeOwner(state.owner)}; nothing was written (try again once it has finished)`);
+  if (state.kind === 'busy')
+    throw new UsageError(
+      `the data dir ${config.dataDir} is in use by ${describeOwner(state.owner)}; nothing was written (try again once it has finished)`,
+    );
   let done: Snapshot[];
   if (state.kind === 'server') {
     out.info(`asking the server at ${state.url} to run it (it owns this data dir)`);
@@ -69,7 +86,11 @@ async function runJob(out: Output, config: Config, request: ManualJobRequest): P
       progress.stop();
     }
   }
-  out.result(done, () => done.map((s) => `${s.feed} ${'id' in s ? s.id : snapshotId(s.date, s.hour)}: ${s.rows} rows, ${s.size} bytes, sha256 ${s.checksum}`).join('\n'));
+  out.result(done, () =>
+    done
+      .map((s) => `${s.feed} ${'id' in s ? s.id : snapshotId(s.date, s.hour)}: ${s.rows} rows, ${s.size} bytes, sha256 ${s.checksum}`)
+      .join('\n'),
+  );
 }
 
 /** The internal endpoint's answer: the snapshots the server wrote. */
@@ -77,7 +98,8 @@ type RemoteSnapshot = Pick<Snapshot, 'feed' | 'kind' | 'rows' | 'size' | 'checks
 
 async function remoteJob(base: string, config: Config, request: ManualJobRequest): Promise<Snapshot[]> {
   const token = operatorToken(config, false);
-  if (!token) throw new UsageError(`no operator token: set UMBRA_OPERATOR_TOKEN or run on the server's data dir (${config.operatorTokenFile})`);
+  if (!token)
+    throw new UsageError(`no operator token: set UMBRA_OPERATOR_TOKEN or run on the server's data dir (${config.operatorTokenFile})`);
   const body = { ...request, ...(request.hour === undefined ? {} : { hour: Number(request.hour) }) };
   const res = await fetch(`${base}${EXPORT_JOBS_PATH}`, {
     method: 'POST',
@@ -99,7 +121,9 @@ export function registerExports(program: Command): void {
     .option('--feed <feed>', 'only this feed')
     .option('--date <date>', 'UTC date YYYY-MM-DD (with --hour)')
     .option('--hour <hour>', 'UTC hour 0..23')
-    .action(action(async (out, configOf, o: { feed?: string; date?: string; hour?: string }) => runJob(out, configOf(), { job: 'hourly', ...o })));
+    .action(
+      action(async (out, configOf, o: { feed?: string; date?: string; hour?: string }) => runJob(out, configOf(), { job: 'hourly', ...o })),
+    );
   exportsCmd
     .command('rollup')
     .description("roll a UTC date's hours into its daily snapshot, then delete the hourly ones")
@@ -119,7 +143,17 @@ export function registerExports(program: Command): void {
         const stores = cliStores({ ...config, signingKeys: signingKeys(config) });
         try {
           const { items } = await stores.snapshots.list(feed!.id, { limit });
-          out.result(items, () => (items.length ? items.map((s) => `${snapshotId(s.date, s.hour).padEnd(14)} ${s.kind.padEnd(7)} ${String(s.rows).padStart(9)} rows ${String(s.size).padStart(11)} B  ${s.checksum}`).join('\n') : 'no snapshots'));
+          out.result(items, () =>
+            items.length
+              ? items
+                  .map(
+                    (s) =>
+                      `${snapshotId(s.date, s.hour).padEnd(14)} ${s.kind.padEnd(7)} ${String(s.rows).padStart(9)} rows ` +
+                      `${String(s.size).padStart(11)} B  ${s.checksum}`,
+                  )
+                  .join('\n')
+              : 'no snapshots',
+          );
         } finally {
           await stores.close();
         }

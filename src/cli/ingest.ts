@@ -72,13 +72,20 @@ export function registerIngest(program: Command): void {
         // Where the records go: the server named, else the server holding the data dir (found from the
         // data dir itself), else the data dir, held while writing. Never past a running server.
         const state = o.server ? undefined : dataDirState(config);
-        if (state?.kind === 'server' && o.local) throw new UsageError(`a server runs on this data dir: ${describeOwner(state.owner)}; records must go through it (drop --local)`);
-        if (state?.kind === 'busy') throw new UsageError(`the data dir ${config.dataDir} is in use by ${describeOwner(state.owner)}; nothing was written (try again once it has finished)`);
+        if (state?.kind === 'server' && o.local)
+          throw new UsageError(`a server runs on this data dir: ${describeOwner(state.owner)}; records must go through it (drop --local)`);
+        if (state?.kind === 'busy')
+          throw new UsageError(
+            `the data dir ${config.dataDir} is in use by ${describeOwner(state.owner)}; nothing was written (try again once it has ` +
+              `finished)`,
+          );
         const server = o.server ?? (state?.kind === 'server' ? state.url : undefined);
         const input = (file === '-' ? process.stdin : createReadStream(file)).pipe(counted);
         let summary: IngestSummary;
         try {
-          summary = server ? await remote(server, config, feed, format, input, out) : await withDataDir(config, 'ingest', () => local(config, feed, format, input));
+          summary = server
+            ? await remote(server, config, feed, format, input, out)
+            : await withDataDir(config, 'ingest', () => local(config, feed, format, input));
         } catch (e) {
           if (!(e instanceof IngestInterrupted || e instanceof IngestStopped)) throw e;
           // A storage fault stopped the ingest: say what was stored, and exit as for partial work.
@@ -108,7 +115,8 @@ async function local(config: Config, feed: FeedDef, format: string, input: Reada
 
 function remote(base: string, config: Config, feed: FeedDef, format: string, input: Readable, out: Output): Promise<IngestSummary> {
   const token = operatorToken(config, false);
-  if (!token) throw new UsageError(`no operator token: set UMBRA_OPERATOR_TOKEN or run on the server's data dir (${config.operatorTokenFile})`);
+  if (!token)
+    throw new UsageError(`no operator token: set UMBRA_OPERATOR_TOKEN or run on the server's data dir (${config.operatorTokenFile})`);
   out.info(`sending to ${base}`);
   return new Promise((resolve, reject) => {
     const req = request(`${base}/internal/v1/ingest/${feed.id}`, {
@@ -125,7 +133,7 @@ function remote(base: string, config: Config, feed: FeedDef, format: string, inp
         if (res.statusCode === 400 && body.errors) {
           // Nothing was accepted: the problem body lists the bad records.
           const errors = Object.entries(body.errors as Record<string, string[]>).map(([k, m]) => {
-            const [, record, field] = /^record (\d+): (.*)$/.exec(k) ?? [, '0', k];
+            const [, record, field] = /^record (\d+): (.*)$/.exec(k) ?? [undefined, '0', k];
             return { record: Number(record), field: field!, message: m.join('; '), reason: 'invalid_value' as const };
           });
           return resolve({ feed: feed.id, accepted: 0, rejected: errors.length, byReason: {}, errors });
@@ -146,7 +154,9 @@ function remote(base: string, config: Config, feed: FeedDef, format: string, inp
 
 function report(out: Output, s: IngestSummary): void {
   out.result(s, () => {
-    const reasons = Object.entries(s.byReason).map(([r, n]) => `${r}: ${n}`).join(', ');
+    const reasons = Object.entries(s.byReason)
+      .map(([r, n]) => `${r}: ${n}`)
+      .join(', ');
     const lines = [`${s.feed}: ${s.accepted} accepted, ${s.rejected} rejected${reasons ? ` (${reasons})` : ''}`];
     for (const e of s.errors) lines.push(`  record ${e.record}: ${e.field}: ${e.message}`);
     if (s.rejected > s.errors.length) lines.push(`  … and ${s.rejected - s.errors.length} more`);

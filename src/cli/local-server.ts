@@ -2,7 +2,10 @@ import type { Config } from '../config.ts';
 import { DataDirBusy, DataDirLock, describeOwner, type DirOwner } from '../storage/embedded/data-dir-lock.ts';
 import { UsageError } from './output.ts';
 
-export type DataDirState = { kind: 'free' } | { kind: 'server'; url: string; owner: DirOwner } | { kind: 'busy'; owner: DirOwner | undefined };
+export type DataDirState =
+  | { kind: 'free' }
+  | { kind: 'server'; url: string; owner: DirOwner }
+  | { kind: 'busy'; owner: DirOwner | undefined };
 
 /**
  * Who holds this data dir: nobody, a running server (and where it listens, from its owner record), or
@@ -30,7 +33,8 @@ export async function withDataDir<T>(config: Config, command: string, work: () =
   try {
     lock = await DataDirLock.acquire(config.dataDir, command);
   } catch (e) {
-    if (e instanceof DataDirBusy) throw new UsageError(`${e.message}; nothing was written (try again once it has finished, or send to the server)`);
+    if (e instanceof DataDirBusy)
+      throw new UsageError(`${e.message}; nothing was written (try again once it has finished, or send to the server)`);
     throw e;
   }
   try {

@@ -27,7 +27,12 @@ function faultLine(e: unknown): string | undefined {
   const fault = dependencyFault(e);
   if (!fault) return undefined;
   const code = (e as { code: string }).code;
-  const what = fault.code === 'INSUFFICIENT_STORAGE' ? 'the disk holding the data dir is full' : code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') ? 'the database is locked by another process' : 'the data dir cannot be written';
+  const what =
+    fault.code === 'INSUFFICIENT_STORAGE'
+      ? 'the disk holding the data dir is full'
+      : code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')
+        ? 'the database is locked by another process'
+        : 'the data dir cannot be written';
   return `${what} (${code}); nothing was changed. ${(e as Error).message !== code ? `(${(e as Error).message})` : ''}`.trim();
 }
 

@@ -5,7 +5,9 @@ import type { Overlay } from '../modules/intel/overlays/overlay-store.ts';
 import { OverlayService } from '../modules/intel/overlays/overlay-service.ts';
 import { action, withAdmin } from './context.ts';
 
-const line = (o: Overlay) => `${o.id}  ${o.action.padEnd(5)}  ${o.cidr.padEnd(20)}  ${o.category}${o.provider ? ` (${o.provider})` : ''}  created ${new Date(o.created_at * 1000).toISOString().replace('.000Z', 'Z')}`;
+const line = (o: Overlay) =>
+  `${o.id}  ${o.action.padEnd(5)}  ${o.cidr.padEnd(20)}  ${o.category}${o.provider ? ` (${o.provider})` : ''}  created ` +
+  `${new Date(o.created_at * 1000).toISOString().replace('.000Z', 'Z')}`;
 
 const service = (config: Parameters<typeof withAdmin>[0], use: (s: OverlayService) => Promise<unknown>) =>
   withAdmin(config, (_admin, stores) => use(new OverlayService(stores.overlays, stores.accounts, systemClock)));
@@ -25,11 +27,13 @@ export function registerOverlay(admin: Command): void {
     .option('--deny', 'add the category for these addresses (the default)')
     .option('--allow', 'remove the category for these addresses')
     .action(
-      action(async (out, config, o: { org: string; cidr: string; category: string; provider?: string; deny?: boolean; allow?: boolean }) => {
-        if (o.allow && o.deny) throw AppError.field('allow', 'give --allow or --deny, not both');
-        const made = (await service(config(), (s) => s.add({ ...o, action: o.allow ? 'allow' : 'deny' }))) as Overlay;
-        out.result(made, () => `added ${line(made)}`);
-      }),
+      action(
+        async (out, config, o: { org: string; cidr: string; category: string; provider?: string; deny?: boolean; allow?: boolean }) => {
+          if (o.allow && o.deny) throw AppError.field('allow', 'give --allow or --deny, not both');
+          const made = (await service(config(), (s) => s.add({ ...o, action: o.allow ? 'allow' : 'deny' }))) as Overlay;
+          out.result(made, () => `added ${line(made)}`);
+        },
+      ),
     );
   overlay
     .command('list')

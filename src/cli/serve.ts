@@ -20,7 +20,10 @@ const hostPort = (host: string, port: number): string => `${host.includes(':') ?
 const listenProblem = (what: string, flag: string, host: string, port: number, e: unknown): string => {
   const text = `${(e as Error)?.message ?? e}`;
   const inUse = (e as { code?: string })?.code === 'EADDRINUSE' || /EADDRINUSE|address already in use/i.test(text);
-  return `cannot listen for ${what} on ${host}:${port}: ${inUse ? 'the port is in use by another program' : text}; choose another port with ${flag}`;
+  return (
+    `cannot listen for ${what} on ${host}:${port}: ${inUse ? 'the port is in use by another program' : text}; choose another port ` +
+    `with ${flag}`
+  );
 };
 
 /** `umbra serve`: builds the dataset when missing, serves HTTP, and shuts down gracefully on SIGTERM/SIGINT. */
@@ -38,7 +41,8 @@ export function registerServe(program: Command): void {
         try {
           lock = await DataDirLock.acquire(config.dataDir, 'serve');
         } catch (e) {
-          if (e instanceof DataDirBusy) cannotStart(out, `${e.message}; run one server per data dir (several nodes share state only in distributed mode)`);
+          if (e instanceof DataDirBusy)
+            cannotStart(out, `${e.message}; run one server per data dir (several nodes share state only in distributed mode)`);
           throw e;
         }
         const { datasetFileProblem } = await import('../modules/dataset/dataset-reader.ts');
@@ -56,7 +60,14 @@ export function registerServe(program: Command): void {
         const token = operatorToken(config, true);
         const app = await buildApp(
           { ...config, operatorToken: token, signingKeys: signingKeys(config) },
-          { dataset, datasetFile: config.datasetFile, datasetLoader: loader, defaultMetrics: true, simulate: Boolean(o.demo), exportJobs: config.exportJobs },
+          {
+            dataset,
+            datasetFile: config.datasetFile,
+            datasetLoader: loader,
+            defaultMetrics: true,
+            simulate: Boolean(o.demo),
+            exportJobs: config.exportJobs,
+          },
         );
         const tls = readGrpcTls(config.grpcTls);
         const failStart = async (message: string): Promise<never> => {
@@ -65,8 +76,12 @@ export function registerServe(program: Command): void {
           cannotStart(out, message);
         };
         // Both listeners before anything says "serving": a port in use ends the process, never half of it.
-        await app.http.listen({ port: config.httpPort, host: config.host }).catch((e) => failStart(listenProblem('HTTP', '--http-port (UMBRA_HTTP_PORT)', config.host, config.httpPort, e)));
-        const grpcPort = await app.grpc.listen(config.host, config.grpcPort, tls).catch((e) => failStart(listenProblem('gRPC', '--grpc-port (UMBRA_GRPC_PORT)', config.host, config.grpcPort, e)));
+        await app.http
+          .listen({ port: config.httpPort, host: config.host })
+          .catch((e) => failStart(listenProblem('HTTP', '--http-port (UMBRA_HTTP_PORT)', config.host, config.httpPort, e)));
+        const grpcPort = await app.grpc
+          .listen(config.host, config.grpcPort, tls)
+          .catch((e) => failStart(listenProblem('gRPC', '--grpc-port (UMBRA_GRPC_PORT)', config.host, config.grpcPort, e)));
         const port = (app.http.server.address() as { port: number }).port;
         const base = `http://${hostPort(config.host, port)}`;
         // Where CLI verbs on this data dir reach this server (a wildcard listen is reached on loopback).
@@ -74,8 +89,12 @@ export function registerServe(program: Command): void {
         lock.update({ http: `http://${hostPort(local, port)}`, grpc: hostPort(local, grpcPort) });
         out.info(`umbra is serving ${base}${API_PREFIX} (data dir ${config.dataDir}); API reference at ${base}${API_PREFIX}/docs`);
         out.info(`gRPC example.v1.ExampleService on ${config.host}:${grpcPort} (${tls ? 'TLS' : 'plaintext'}; reflection enabled)`);
-        out.info(`operator ingestion: POST ${base}/internal/v1/ingest/{feed} with the token in ${config.operatorToken ? 'UMBRA_OPERATOR_TOKEN' : config.operatorTokenFile}, or 'umbra ingest FEED FILE'`);
-        if (app.simulator) out.info(`demo: the simulator publishes records for all eight feeds (UMBRA_SIMULATOR_RATE=${config.simulatorRate})`);
+        out.info(
+          `operator ingestion: POST ${base}/internal/v1/ingest/{feed} with the token in ` +
+            `${config.operatorToken ? 'UMBRA_OPERATOR_TOKEN' : config.operatorTokenFile}, or 'umbra ingest FEED FILE'`,
+        );
+        if (app.simulator)
+          out.info(`demo: the simulator publishes records for all eight feeds (UMBRA_SIMULATOR_RATE=${config.simulatorRate})`);
         if (o.demo) {
           const key = await ensureDemo(app.services, config.dataDir);
           out.info(`demo API key (every scope): ${key}`);
@@ -89,7 +108,10 @@ export function registerServe(program: Command): void {
               process.exit(1);
             }, config.shutdownGraceSeconds * 1000);
             force.unref();
-            app.close().then(resolve, resolve).finally(() => lock.release());
+            app
+              .close()
+              .then(resolve, resolve)
+              .finally(() => lock.release());
           };
           // A rebuilt dataset is noticed within seconds anyway; SIGHUP asks for the check now.
           process.on('SIGHUP', () => {

@@ -16,7 +16,8 @@ export class DemoTraffic implements Lifecycle {
   ) {}
 
   async start(): Promise<void> {
-    if (await this.logIsEmpty()) this.logger.info({ records: await this.simulator.backfill(this.now()) }, 'simulator backfilled the last 48 hours');
+    if (await this.logIsEmpty())
+      this.logger.info({ records: await this.simulator.backfill(this.now()) }, 'simulator backfilled the last 48 hours');
     this.simulator.start();
   }
 

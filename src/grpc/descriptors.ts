@@ -63,7 +63,8 @@ export function fileDescriptorProtos(): Uint8Array[] {
       } else if (n instanceof protobuf.Enum) file.enumType.push(d.toDescriptor());
       else {
         file.service.push(d.toDescriptor());
-        for (const m of n.methodsArray) for (const t of [m.resolvedRequestType, m.resolvedResponseType]) if (t) file.deps.add(protoFileOf(t));
+        for (const m of n.methodsArray)
+          for (const t of [m.resolvedRequestType, m.resolvedResponseType]) if (t) file.deps.add(protoFileOf(t));
       }
     }
   };
@@ -71,7 +72,15 @@ export function fileDescriptorProtos(): Uint8Array[] {
   const FileDescriptorProto = (descriptor as unknown as { FileDescriptorProto: protobuf.Type }).FileDescriptorProto;
   return [...files].map(([name, f]) => {
     f.deps.delete(name);
-    const message = FileDescriptorProto.create({ name, package: f.pkg, dependency: [...f.deps].sort(), messageType: f.messageType, enumType: f.enumType, service: f.service, syntax: 'proto3' });
+    const message = FileDescriptorProto.create({
+      name,
+      package: f.pkg,
+      dependency: [...f.deps].sort(),
+      messageType: f.messageType,
+      enumType: f.enumType,
+      service: f.service,
+      syntax: 'proto3',
+    });
     return FileDescriptorProto.encode(message).finish();
   });
 }

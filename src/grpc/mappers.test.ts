@@ -29,7 +29,12 @@ describe(toValue.name, () => {
 
 describe(feedRecordToProto.name, () => {
   it('should turn the honeypot millisecond timestamp into a Timestamp and a null ClientHello into an unset field', () => {
-    const out = feedRecordToProto(FEEDS.honeypot_https, { timestamp: 1_779_818_967_250, meta: { pool_id: 'eu' }, details: null, domain: 'x.test' });
+    const out = feedRecordToProto(FEEDS.honeypot_https, {
+      timestamp: 1_779_818_967_250,
+      meta: { pool_id: 'eu' },
+      details: null,
+      domain: 'x.test',
+    });
     assert.deepEqual(out.timestamp, { seconds: 1_779_818_967, nanos: 250_000_000 });
     assert.deepEqual(out.meta, { pool_id: { string_value: 'eu' } });
     assert.equal(out.details, undefined);
@@ -39,12 +44,26 @@ describe(feedRecordToProto.name, () => {
 
 const S = 1_795_000_000;
 const feedSource = { source: 'feed', feed: 'honeypot_http', first_seen: S - 3600, last_seen: S, count: 2 } as const;
-const listSource = { source: 'list', kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', format: 'tor-bulk-exit-list', imported_at: S - 60, first_seen: S - 60, last_seen: S - 60, count: 1 } as const;
+const listSource = {
+  source: 'list',
+  kind: 'TOR_NODE',
+  provider: 'TOR',
+  version: '0123456789abcdef',
+  format: 'tor-bulk-exit-list',
+  imported_at: S - 60,
+  first_seen: S - 60,
+  last_seen: S - 60,
+  count: 1,
+} as const;
 const overlaySource = { source: 'overlay', action: 'deny', cidr: '185.220.101.0/24', created_at: S - 10 } as const;
 
 describe(evidenceSourceToProto.name, () => {
   it('should turn exactly the instants each kind of source has into Timestamps, leaving the members it lacks unset', () => {
-    assert.deepEqual(evidenceSourceToProto(feedSource), { ...feedSource, first_seen: { seconds: S - 3600, nanos: 0 }, last_seen: { seconds: S, nanos: 0 } });
+    assert.deepEqual(evidenceSourceToProto(feedSource), {
+      ...feedSource,
+      first_seen: { seconds: S - 3600, nanos: 0 },
+      last_seen: { seconds: S, nanos: 0 },
+    });
     assert.deepEqual(evidenceSourceToProto(listSource), {
       ...listSource,
       imported_at: { seconds: S - 60, nanos: 0 },
@@ -59,19 +78,32 @@ describe(ipResultToProto.name, () => {
   const serialize = (packageDefinition()[SERVICE_NAME] as Record<string, MethodDefinition<unknown, unknown>>).LookupIP!.responseSerialize;
   const IPLookupResult = protoRoot().lookupType('example.v1.IPLookupResult');
   /** Through the server's own serializer, decoded as a client would (unset members absent). */
-  const wire = (r: IpResult) => IPLookupResult.toObject(IPLookupResult.decode(serialize(ipResultToProto(r))), { longs: Number }) as Record<string, any>;
+  const wire = (r: IpResult) =>
+    IPLookupResult.toObject(IPLookupResult.decode(serialize(ipResultToProto(r))), { longs: Number }) as Record<string, any>;
   const base: IpResult = {
     ip: '185.220.101.1',
     network: { asn: 4294967294, isp: 'Tor', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null },
     location: { country: 'DE', state: '', city: '', timezone: 'Europe/Berlin', latitude: null, longitude: null, geo_hash: '' },
-    intelligence: { risk_score: 98, behavior: ['MALICIOUS_TRAFFIC'], categories: ['TOR_NODE'], devices: [{ os: 'WINDOWS', version: '10', last_seen: S }], providers: [{ provider: 'TOR', type: 'TOR_NODE', last_seen: S - 60 }] },
+    intelligence: {
+      risk_score: 98,
+      behavior: ['MALICIOUS_TRAFFIC'],
+      categories: ['TOR_NODE'],
+      devices: [{ os: 'WINDOWS', version: '10', last_seen: S }],
+      providers: [{ provider: 'TOR', type: 'TOR_NODE', last_seen: S - 60 }],
+    },
   };
   const evidence: Evidence = {
     categories: [{ category: 'TOR_NODE', sources: [listSource, overlaySource] }],
     providers: [{ provider: 'TOR', type: 'TOR_NODE', sources: [listSource] }],
     behavior: [{ behavior: 'MALICIOUS_TRAFFIC', sources: [feedSource] }],
     devices: [{ os: 'WINDOWS', version: '10', sources: [feedSource] }],
-    risk: { score: 98, category: { value: 60, from: 'TOR_NODE' }, behavior: { value: 80, from: null }, volume: { value: 3.49, observations: 4 }, benign_cap: false },
+    risk: {
+      score: 98,
+      category: { value: 60, from: 'TOR_NODE' },
+      behavior: { value: 80, from: null },
+      volume: { value: 3.49, observations: 4 },
+      benign_cap: false,
+    },
   };
 
   it('should leave evidence unset when the lookup did not explain', () => {
@@ -83,15 +115,34 @@ describe(ipResultToProto.name, () => {
   it('should send the evidence whole: every source kind, instants as the same seconds, a null `from` unset', () => {
     const ts = (seconds: number) => ({ seconds, nanos: 0 });
     const feed = { source: 'feed', feed: 'honeypot_http', first_seen: ts(S - 3600), last_seen: ts(S), count: 2 };
-    const list = { source: 'list', kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', format: 'tor-bulk-exit-list', imported_at: ts(S - 60), first_seen: ts(S - 60), last_seen: ts(S - 60), count: 1 };
+    const list = {
+      source: 'list',
+      kind: 'TOR_NODE',
+      provider: 'TOR',
+      version: '0123456789abcdef',
+      format: 'tor-bulk-exit-list',
+      imported_at: ts(S - 60),
+      first_seen: ts(S - 60),
+      last_seen: ts(S - 60),
+      count: 1,
+    };
     const overlay = { source: 'overlay', action: 'deny', cidr: '185.220.101.0/24', created_at: ts(S - 10) };
     assert.deepEqual(wire({ ...base, evidence }).evidence, {
       categories: [{ category: 'TOR_NODE', sources: [list, overlay] }],
       providers: [{ provider: 'TOR', type: 'TOR_NODE', sources: [list] }],
       behavior: [{ behavior: 'MALICIOUS_TRAFFIC', sources: [feed] }],
       devices: [{ os: 'WINDOWS', version: '10', sources: [feed] }],
-      risk: { score: 98, category: { value: 60, from: 'TOR_NODE' }, behavior: { value: 80 }, volume: { value: 3.49, observations: 4 }, benign_cap: false },
+      risk: {
+        score: 98,
+        category: { value: 60, from: 'TOR_NODE' },
+        behavior: { value: 80 },
+        volume: { value: 3.49, observations: 4 },
+        benign_cap: false,
+      },
     });
-    assert.equal(wire({ ...base, evidence: { ...evidence, risk: { ...evidence.risk, score: 5, benign_cap: true } } }).evidence.risk.benign_cap, true);
+    assert.equal(
+      wire({ ...base, evidence: { ...evidence, risk: { ...evidence.risk, score: 5, benign_cap: true } } }).evidence.risk.benign_cap,
+      true,
+    );
   });
 });

@@ -92,7 +92,10 @@ export function domainToProto(d: DomainResult): Record<string, unknown> {
     data: {
       ...data,
       recent_events: data.recent_events.map((e) => ({ ...e, timestamp: toTimestamp(e.timestamp) })),
-      activity_stats: data.activity_stats && { first_seen: toTimestamp(data.activity_stats.first_seen), last_seen: toTimestamp(data.activity_stats.last_seen) },
+      activity_stats: data.activity_stats && {
+        first_seen: toTimestamp(data.activity_stats.first_seen),
+        last_seen: toTimestamp(data.activity_stats.last_seen),
+      },
       hour_dow_heatmap: data.hour_dow_heatmap?.map((hours) => ({ hours })),
     },
   };

@@ -25,14 +25,16 @@ function differences(schema: JsonSchema, type: protobuf.Type, path: string): str
       continue;
     }
     const isArray = member.type === 'array';
-    if (isArray !== field.repeated) out.push(`${path}.${name}: ${isArray ? 'array' : 'single'} over HTTP, ${field.repeated ? 'repeated' : 'single'} in ${type.name}`);
+    if (isArray !== field.repeated)
+      out.push(`${path}.${name}: ${isArray ? 'array' : 'single'} over HTTP, ${field.repeated ? 'repeated' : 'single'} in ${type.name}`);
     const inner = isArray ? member.items! : member;
     if (inner.properties) {
       if (field.resolvedType instanceof protobuf.Type) out.push(...differences(inner, field.resolvedType, `${path}.${name}`));
       else out.push(`${path}.${name}: an object over HTTP, ${field.type} in ${type.name}`);
     }
   }
-  for (const field of type.fieldsArray) if (!(field.name in props)) out.push(`${path}.${field.name}: ${type.name} field not in the HTTP schema`);
+  for (const field of type.fieldsArray)
+    if (!(field.name in props)) out.push(`${path}.${field.name}: ${type.name} field not in the HTTP schema`);
   return out;
 }
 
@@ -45,6 +47,8 @@ describe('example.v1 IPLookupResult', () => {
   it('should notice a member the proto lacks', () => {
     const schema = structuredClone(IpResult) as JsonSchema;
     schema.properties!.intelligence!.properties!.last_seen = { type: 'integer' };
-    assert.deepEqual(differences(schema, protoRoot().lookupType('example.v1.IPLookupResult'), 'IpResult'), ['IpResult.intelligence.last_seen: no field in Intelligence']);
+    assert.deepEqual(differences(schema, protoRoot().lookupType('example.v1.IPLookupResult'), 'IpResult'), [
+      'IpResult.intelligence.last_seen: no field in Intelligence',
+    ]);
   });
 });

@@ -15,7 +15,14 @@ const WELL_KNOWN = ['google/protobuf/timestamp.proto', 'google/protobuf/struct.p
  * keepCase: messages are plain objects with the proto's snake_case names, the same member names as
  * the HTTP JSON, so handlers hand module results over nearly as they are.
  */
-export const LOADER_OPTIONS: Options = { keepCase: true, longs: Number, enums: String, defaults: false, oneofs: true, includeDirs: [PROTO_ROOT] };
+export const LOADER_OPTIONS: Options = {
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: false,
+  oneofs: true,
+  includeDirs: [PROTO_ROOT],
+};
 
 let registered = false;
 /** Fully qualified name (`.google.protobuf.Timestamp`) → its well-known file; bundled types carry no file name. */

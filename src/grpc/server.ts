@@ -114,7 +114,9 @@ export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
     server,
     listen: (host, port, tls) =>
       new Promise((resolve, reject) => {
-        const credentials = tls ? ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false) : ServerCredentials.createInsecure();
+        const credentials = tls
+          ? ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false)
+          : ServerCredentials.createInsecure();
         const injector = server.createConnectionInjector(credentials);
         const net = createNetServer();
         net.on('connection', (socket) => injector.injectConnection(socket));

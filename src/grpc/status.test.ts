@@ -25,7 +25,13 @@ describe(toGrpcFailure.name, () => {
   });
 
   it('should put an integer retry-after (at least 1 s) and the rate decision into the trailers', () => {
-    const f = toGrpcFailure(new AppError('RATE_LIMITED', 'slow down', { retryAfter: 0.2 }), { allowed: false, limit: 10, remaining: 0, resetSeconds: 1, retryAfterSeconds: 1 });
+    const f = toGrpcFailure(new AppError('RATE_LIMITED', 'slow down', { retryAfter: 0.2 }), {
+      allowed: false,
+      limit: 10,
+      remaining: 0,
+      resetSeconds: 1,
+      retryAfterSeconds: 1,
+    });
     assert.equal(f.metadata.get('retry-after')[0], '1');
     assert.equal(f.metadata.get('ratelimit-limit')[0], '10');
     assert.equal(f.metadata.get('ratelimit-remaining')[0], '0');
@@ -38,7 +44,10 @@ describe(toGrpcFailure.name, () => {
       assert.equal(f.code, status.INTERNAL);
       assert.doesNotMatch(f.details, /hunter2/);
     }
-    assert.equal(toGrpcFailure(new AppError('UNAVAILABLE', 'The streaming backend is unavailable; retry shortly.')).details, 'The streaming backend is unavailable; retry shortly.');
+    assert.equal(
+      toGrpcFailure(new AppError('UNAVAILABLE', 'The streaming backend is unavailable; retry shortly.')).details,
+      'The streaming backend is unavailable; retry shortly.',
+    );
   });
 
   it('should answer a storage fault as UNAVAILABLE with retry-after, as HTTP answers 503 or 507, never as INTERNAL', () => {

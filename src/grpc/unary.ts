@@ -73,7 +73,7 @@ export function unary<Req, Res>(
         }
         callback(null, o.value, trailer);
       };
-      let out;
+      let out: MaybePromise<Outcome<Res>>;
       try {
         out = run(admission.caller!, call.request, op);
       } catch (e) {
@@ -87,6 +87,9 @@ export function unary<Req, Res>(
 
 /** A billed module result as an Outcome, mapping its value to the proto message (sync stays sync). */
 export function billedOutcome<T, R>(billed: MaybePromise<Billed<T>>, map: (v: T) => R): MaybePromise<Outcome<R>> {
-  const to = (b: Billed<T>): Outcome<R> => ({ value: map(b.value), billed: { creditsRemaining: b.creditsRemaining, charged: b.charged, dataVersion: b.dataVersion } });
+  const to = (b: Billed<T>): Outcome<R> => ({
+    value: map(b.value),
+    billed: { creditsRemaining: b.creditsRemaining, charged: b.charged, dataVersion: b.dataVersion },
+  });
   return isPromise(billed) ? billed.then(to) : to(billed);
 }

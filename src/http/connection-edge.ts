@@ -39,8 +39,16 @@ function waitsOnClient(socket: Socket): boolean {
  * are node's, set where the server is made (headersTimeout, requestTimeout, keepAliveTimeout).
  * Nothing here runs per request.
  */
-export function protectConnections(server: HttpServer, edge: EdgeConfig, answers: EdgeAnswers, metrics: Metrics, logger: Logger): ConnectionLimiter {
-  const refusal = problemResponse(new AppError('UNAVAILABLE', 'This server is at its connection limit and every connection is busy; retry shortly.', { retryAfter: 1 }));
+export function protectConnections(
+  server: HttpServer,
+  edge: EdgeConfig,
+  answers: EdgeAnswers,
+  metrics: Metrics,
+  logger: Logger,
+): ConnectionLimiter {
+  const refusal = problemResponse(
+    new AppError('UNAVAILABLE', 'This server is at its connection limit and every connection is busy; retry shortly.', { retryAfter: 1 }),
+  );
   const limiter = new ConnectionLimiter({
     transport: 'http',
     max: edge.maxConnections,

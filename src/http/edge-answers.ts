@@ -48,17 +48,27 @@ export function answerAndClose(socket: Duplex, bytes: string | undefined): void 
 }
 
 /** The problem for an error node's HTTP server reports through `clientError`; undefined: nothing to answer. */
-export function clientErrorProblem(err: NodeJS.ErrnoException, limits: { maxHeaderBytes: number; headersTimeoutMs: number; requestTimeoutMs: number }): AppError | undefined {
+export function clientErrorProblem(
+  err: NodeJS.ErrnoException,
+  limits: { maxHeaderBytes: number; headersTimeoutMs: number; requestTimeoutMs: number },
+): AppError | undefined {
   const close = 'the connection is closed';
   switch (err.code) {
     case 'ECONNRESET':
     case 'EPIPE':
       return undefined;
     case 'HPE_HEADER_OVERFLOW':
-      return new AppError('HEADERS_TOO_LARGE', `The request line and headers together exceed ${limits.maxHeaderBytes} bytes, the most this server reads; ${close}.`);
+      return new AppError(
+        'HEADERS_TOO_LARGE',
+        `The request line and headers together exceed ${limits.maxHeaderBytes} bytes, the most this server reads; ${close}.`,
+      );
     case 'ERR_HTTP_REQUEST_TIMEOUT': {
       const whole = limits.requestTimeoutMs > 0 ? `; the whole request within ${limits.requestTimeoutMs} ms` : '';
-      return new AppError('REQUEST_TIMEOUT', `The request was not received in time (its line and headers must arrive within ${limits.headersTimeoutMs} ms of its first byte, or of the connection opening${whole}); ${close}.`);
+      return new AppError(
+        'REQUEST_TIMEOUT',
+        `The request was not received in time (its line and headers must arrive within ${limits.headersTimeoutMs} ms of its first byte, ` +
+          `or of the connection opening${whole}); ${close}.`,
+      );
     }
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return new AppError('PAYLOAD_TOO_LARGE', `The chunk extensions of the request body are larger than this server accepts; ${close}.`);
@@ -106,7 +116,11 @@ export interface EdgeAnswers {
  * debug with their code only: a parse error carries the raw request bytes, which may hold a
  * presigned URL, so neither the error object nor the request target is ever logged here.
  */
-export function edgeAnswers(limits: () => { maxHeaderBytes: number; headersTimeoutMs: number; requestTimeoutMs: number }, observe: (status: number) => void, logger: Logger): EdgeAnswers {
+export function edgeAnswers(
+  limits: () => { maxHeaderBytes: number; headersTimeoutMs: number; requestTimeoutMs: number },
+  observe: (status: number) => void,
+  logger: Logger,
+): EdgeAnswers {
   return {
     clientError(err, socket) {
       if ((socket as Duplex & { [answered]?: true })[answered] || socket.destroyed) return;
@@ -123,7 +137,11 @@ export function edgeAnswers(limits: () => { maxHeaderBytes: number; headersTimeo
       answerAndClose(socket, bytes);
     },
     connect(req, socket) {
-      const err = new AppError('METHOD_NOT_ALLOWED', 'CONNECT is not supported: umbra is an API server, not a proxy. It accepts GET, HEAD and POST.', { headers: { allow: 'GET, HEAD, POST' } });
+      const err = new AppError(
+        'METHOD_NOT_ALLOWED',
+        'CONNECT is not supported: umbra is an API server, not a proxy. It accepts GET, HEAD and POST.',
+        { headers: { allow: 'GET, HEAD, POST' } },
+      );
       const { status, bytes } = problemResponse(err, requestIdFrom(req.headers['x-request-id']));
       observe(status);
       answerAndClose(socket, bytes);

@@ -12,7 +12,16 @@ import { FastRoute, fastServerFactory } from './fast-route.ts';
 import type { RecordResponse } from './response-log.ts';
 import type { Answer } from './route-spec.ts';
 
-const OP: Operation = { id: 'test.thing', method: 'GET', path: '/thing/:id', scope: 'BASIC', bucket: 'lookup', cost: { kind: 'free' }, grpc: null, summary: 'test' };
+const OP: Operation = {
+  id: 'test.thing',
+  method: 'GET',
+  path: '/thing/:id',
+  scope: 'BASIC',
+  bucket: 'lookup',
+  cost: { kind: 'free' },
+  grpc: null,
+  summary: 'test',
+};
 const CALLER = { keyId: 'k', orgId: 'o', scopes: new Set(['BASIC']) } as unknown as Caller;
 const RATE = { allowed: true, limit: 10, remaining: 9, resetSeconds: 1, retryAfterSeconds: 0 };
 
@@ -20,9 +29,14 @@ const RATE = { allowed: true, limit: 10, remaining: 9, resetSeconds: 1, retryAft
 async function serve(t: TestContext, answer: Answer, recorded: Array<[string, number]>, errors: string[], querystring?: unknown) {
   const admit: Admit = () => ({ ok: true, caller: CALLER, rate: RATE });
   const record: RecordResponse = (_id, op, _m, _u, status) => void recorded.push([op, status]);
-  const logger = createLogger('error', { write: (line: string) => (errors.push(line), true) } as unknown as NodeJS.WritableStream);
+  const logger = createLogger('error', { write: (line: string) => errors.push(line) > 0 } as unknown as NodeJS.WritableStream);
   const response = { 200: Type.Object({ id: Type.String(), query: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }) };
-  const spec = { operation: OP, schema: { params: Type.Object({ id: Type.String({ maxLength: 8 }) }), querystring, response }, answer, handler: () => ({}) };
+  const spec = {
+    operation: OP,
+    schema: { params: Type.Object({ id: Type.String({ maxLength: 8 }) }), querystring, response },
+    answer,
+    handler: () => ({}),
+  };
   // The same validator settings as server.ts for path and query strings.
   const ajv = new Ajv({ coerceTypes: true, useDefaults: true, removeAdditional: true, allErrors: true, strict: false });
   const fast = new FastRoute(spec, { prefix: '/api', admit, record, logger, closing: () => false });
@@ -40,7 +54,12 @@ async function serve(t: TestContext, answer: Answer, recorded: Array<[string, nu
 
 describe(FastRoute.name, () => {
   it('should serialize with the route schema: members outside it are not sent', async (t) => {
-    const base = await serve(t, (_c, p: { id: string }) => ({ status: 200, headers: { 'x-extra': 7 }, body: { id: p.id, secret: 'not in the schema' } }), [], []);
+    const base = await serve(
+      t,
+      (_c, p: { id: string }) => ({ status: 200, headers: { 'x-extra': 7 }, body: { id: p.id, secret: 'not in the schema' } }),
+      [],
+      [],
+    );
     const res = await fetch(`${base}/abc`);
     assert.equal(res.status, 200);
     assert.equal(await res.text(), '{"id":"abc"}');
@@ -57,8 +76,17 @@ describe(FastRoute.name, () => {
 
   it('should give the answer the query as fastify would (validated in place: coerced, with defaults) and hand an invalid one to fastify', async (t) => {
     const Query = Type.Object({ explain: Type.Boolean({ default: false }), limit: Type.Optional(Type.Integer()) });
-    const base = await serve(t, (_c, p: { id: string }, q: Record<string, unknown>) => ({ status: 200, headers: {}, body: { id: p.id, query: q } }), [], [], Query);
-    assert.deepEqual(await (await fetch(`${base}/a?explain=true&limit=5&other=x`)).json(), { id: 'a', query: { explain: true, limit: 5, other: 'x' } });
+    const base = await serve(
+      t,
+      (_c, p: { id: string }, q: Record<string, unknown>) => ({ status: 200, headers: {}, body: { id: p.id, query: q } }),
+      [],
+      [],
+      Query,
+    );
+    assert.deepEqual(await (await fetch(`${base}/a?explain=true&limit=5&other=x`)).json(), {
+      id: 'a',
+      query: { explain: true, limit: 5, other: 'x' },
+    });
     assert.deepEqual(await (await fetch(`${base}/a`)).json(), { id: 'a', query: { explain: false } });
     const invalid = await fetch(`${base}/a?explain=maybe`);
     assert.equal(invalid.status, 400, "fastify's route answers the validation error");
@@ -86,24 +114,45 @@ describe(FastRoute.name, () => {
     assert.equal(failed.status, 500);
     assert.doesNotMatch(await failed.text(), /fire/);
     assert.match(errors.join(''), /database on fire/);
-    assert.deepEqual(recorded, [['test.thing', 402], ['test.thing', 500]]);
+    assert.deepEqual(recorded, [
+      ['test.thing', 402],
+      ['test.thing', 500],
+    ]);
   });
 
   it('should answer 500 when node refuses a header of the answer, and keep serving', async (t) => {
     const recorded: Array<[string, number]> = [];
     let bad = true;
-    const base = await serve(t, () => ({ status: 200, headers: bad ? { 'x-data-version': 'v1\r\nx-injected: yes' } : ({} as Record<string, string>), body: { id: 'ok' } }), recorded, []);
+    const base = await serve(
+      t,
+      () => ({
+        status: 200,
+        headers: bad ? { 'x-data-version': 'v1\r\nx-injected: yes' } : ({} as Record<string, string>),
+        body: { id: 'ok' },
+      }),
+      recorded,
+      [],
+    );
     const res = await fetch(`${base}/a`);
     assert.equal(res.status, 500);
     assert.equal(res.headers.get('x-injected'), null);
     assert.equal(res.headers.get('content-type'), 'application/problem+json');
     bad = false;
     assert.equal((await fetch(`${base}/a`)).status, 200);
-    assert.deepEqual(recorded, [['test.thing', 500], ['test.thing', 200]]);
+    assert.deepEqual(recorded, [
+      ['test.thing', 500],
+      ['test.thing', 200],
+    ]);
   });
 
   it('should refuse a route it cannot serve', () => {
-    const options = { prefix: '/api', admit: (() => undefined) as never, record: () => {}, logger: createLogger('silent'), closing: () => false };
+    const options = {
+      prefix: '/api',
+      admit: (() => undefined) as never,
+      record: () => {},
+      logger: createLogger('silent'),
+      closing: () => false,
+    };
     const spec = (path: string) => ({ operation: { ...OP, path }, schema: {}, answer: (() => undefined) as never, handler: () => ({}) });
     assert.throws(() => new FastRoute(spec('/thing/:id/more'), options), /one \/:param/);
     assert.throws(() => new FastRoute(spec('/:a/:b'), options), /one \/:param/);

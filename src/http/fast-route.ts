@@ -88,13 +88,22 @@ export class FastRoute {
     const serializer = app.serializerCompiler;
     if (!validator || !serializer) throw new Error('fast path: fastify has no compilers yet (call compile() on ready)');
     const url = this.options.prefix + this.spec.operation.path;
-    const { params, querystring, response } = this.spec.schema as { params?: unknown; querystring?: unknown; response?: Record<string, unknown> };
-    const validate = (schema: unknown, httpPart: string): Validate => (schema === undefined ? undefined : (validator({ schema, method: 'GET', url, httpPart }) as Validate));
+    const { params, querystring, response } = this.spec.schema as {
+      params?: unknown;
+      querystring?: unknown;
+      response?: Record<string, unknown>;
+    };
+    const validate = (schema: unknown, httpPart: string): Validate =>
+      schema === undefined ? undefined : (validator({ schema, method: 'GET', url, httpPart }) as Validate);
     const serializers = new Map<number, Serialize>();
-    for (const [status, schema] of Object.entries(response ?? {})) serializers.set(Number(status), serializer({ schema, method: 'GET', url, httpStatus: status }));
+    for (const [status, schema] of Object.entries(response ?? {}))
+      serializers.set(Number(status), serializer({ schema, method: 'GET', url, httpStatus: status }));
     const whole = serializers.get(200);
     if (this.spec.okBody !== undefined && whole !== undefined) {
-      serializers.set(200, frozenPartsSerializer(this.spec.okBody, (schema) => serializer({ schema, method: 'GET', url, httpStatus: '200' }), whole));
+      serializers.set(
+        200,
+        frozenPartsSerializer(this.spec.okBody, (schema) => serializer({ schema, method: 'GET', url, httpStatus: '200' }), whole),
+      );
     }
     this.compiled = { params: validate(params, 'params'), query: validate(querystring, 'querystring'), serializers };
     this.app = app;
@@ -116,14 +125,18 @@ export class FastRoute {
     if ((params !== undefined && !params(found.params)) || (query !== undefined && !query(found.searchParams))) return false;
 
     const x: Exchange = { req, res, reqId: requestIdFrom(req.headers['x-request-id']), start: performance.now(), rate: undefined };
-    let admission;
+    let admission: ReturnType<Admit>;
     try {
       admission = this.options.admit(req.headers['x-api-key']);
     } catch (e) {
       this.fail(x, e);
       return true;
     }
-    if (isPromise(admission)) admission.then((a) => this.answer(x, a, found.params, found.searchParams), (e) => this.fail(x, e));
+    if (isPromise(admission))
+      admission.then(
+        (a) => this.answer(x, a, found.params, found.searchParams),
+        (e) => this.fail(x, e),
+      );
     else this.answer(x, admission, found.params, found.searchParams);
     return true;
   }
@@ -151,13 +164,17 @@ export class FastRoute {
   private answer(x: Exchange, a: Admission, params: unknown, query: unknown): void {
     x.rate = a.rate;
     if (!a.ok) return this.fail(x, a.error);
-    let answered;
+    let answered: ReturnType<AnsweredRouteSpec['answer']>;
     try {
       answered = this.spec.answer(a.caller, params, query);
     } catch (e) {
       return this.fail(x, e);
     }
-    if (isPromise(answered)) answered.then((r) => this.send(x, r), (e) => this.fail(x, e));
+    if (isPromise(answered))
+      answered.then(
+        (r) => this.send(x, r),
+        (e) => this.fail(x, e),
+      );
     else this.send(x, answered);
   }
 
@@ -191,7 +208,16 @@ export class FastRoute {
     const headers: string[] =
       rate === undefined
         ? ['x-request-id', x.reqId]
-        : ['x-request-id', x.reqId, 'ratelimit-limit', `${rate.limit}`, 'ratelimit-remaining', `${rate.remaining}`, 'ratelimit-reset', `${rate.resetSeconds}`];
+        : [
+            'x-request-id',
+            x.reqId,
+            'ratelimit-limit',
+            `${rate.limit}`,
+            'ratelimit-remaining',
+            `${rate.remaining}`,
+            'ratelimit-reset',
+            `${rate.resetSeconds}`,
+          ];
     for (const name in own) headers.push(name, `${own[name]}`);
     headers.push('content-type', type, 'content-length', `${Buffer.byteLength(payload)}`);
     // One writeHead and one end: headers and body leave in a single write (no body for HEAD).
@@ -216,7 +242,13 @@ export class FastRoute {
  */
 export function fastServerFactory(fast: FastRoute): FastifyServerFactory {
   return (handler, opts) => {
-    const o = opts as { http?: object; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket?: number };
+    const o = opts as {
+      http?: object;
+      keepAliveTimeout: number;
+      requestTimeout: number;
+      connectionTimeout: number;
+      maxRequestsPerSocket?: number;
+    };
     const server: Server = createServer(o.http ?? {}, (req, res) => {
       if (!fast.serve(req, res)) handler(req, res);
     });

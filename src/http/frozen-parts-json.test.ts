@@ -20,18 +20,49 @@ async function compilers(): Promise<{ compile: (schema: TSchema) => Serialize; w
   return { compile, whole };
 }
 
-const network = (over: Partial<NetworkRecord> = {}): NetworkRecord => Object.freeze({ asn: 15169, isp: 'Google LLC', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null, ...over });
+const network = (over: Partial<NetworkRecord> = {}): NetworkRecord =>
+  Object.freeze({
+    asn: 15169,
+    isp: 'Google LLC',
+    type: 'DATACENTER',
+    org: null,
+    domain: null,
+    abuse_email: null,
+    abuse_phone: null,
+    ...over,
+  });
 const location = (over: Partial<LocationRecord> = {}): LocationRecord =>
-  Object.freeze({ country: 'US', state: 'California', city: 'Mountain View', timezone: 'America/Los_Angeles', latitude: 37.422, longitude: -122.085, geo_hash: '9q9hvuk', ...over });
+  Object.freeze({
+    country: 'US',
+    state: 'California',
+    city: 'Mountain View',
+    timezone: 'America/Los_Angeles',
+    latitude: 37.422,
+    longitude: -122.085,
+    geo_hash: '9q9hvuk',
+    ...over,
+  });
 
 const NETWORKS: NetworkRecord[] = [
   network(),
   UNKNOWN_NETWORK,
-  network({ asn: 4294967294, isp: 'Quote " and backslash \\ and tab \t', org: 'Ünïcode Örg', domain: 'example.com', abuse_email: 'abuse@example.com', abuse_phone: '+1 555 0100' }),
+  network({
+    asn: 4294967294,
+    isp: 'Quote " and backslash \\ and tab \t',
+    org: 'Ünïcode Örg',
+    domain: 'example.com',
+    abuse_email: 'abuse@example.com',
+    abuse_phone: '+1 555 0100',
+  }),
   network({ isp: 'lone surrogate \ud800 and emoji 🛰️', type: 'SATELLITE' }),
   { ...network(), isp: 'not frozen' },
 ];
-const LOCATIONS: LocationRecord[] = [location(), EMPTY_LOCATION, location({ latitude: null, longitude: null, city: 'São Paulo', state: 'São Paulo', country: 'BR' }), { ...location(), city: 'not frozen' }];
+const LOCATIONS: LocationRecord[] = [
+  location(),
+  EMPTY_LOCATION,
+  location({ latitude: null, longitude: null, city: 'São Paulo', state: 'São Paulo', country: 'BR' }),
+  { ...location(), city: 'not frozen' },
+];
 const INTELLIGENCE: Intelligence[] = [
   NO_INTELLIGENCE,
   {
@@ -47,7 +78,13 @@ const EVIDENCE = {
   providers: [],
   behavior: [],
   devices: [],
-  risk: { score: 87, category: { value: 60, from: 'PROXY' }, behavior: { value: 0, from: null }, volume: { value: 0.5, observations: 3 }, benign_cap: false },
+  risk: {
+    score: 87,
+    category: { value: 60, from: 'PROXY' },
+    behavior: { value: 0, from: null },
+    volume: { value: 0.5, observations: 3 },
+    benign_cap: false,
+  },
 };
 
 describe(frozenPartsSerializer.name, () => {
@@ -60,7 +97,10 @@ describe(frozenPartsSerializer.name, () => {
         for (const l of LOCATIONS)
           for (const intelligence of INTELLIGENCE)
             for (const evidence of [undefined, EVIDENCE]) {
-              const body = evidence === undefined ? { ip, network: n, location: l, intelligence } : { ip, network: n, location: l, intelligence, evidence };
+              const body =
+                evidence === undefined
+                  ? { ip, network: n, location: l, intelligence }
+                  : { ip, network: n, location: l, intelligence, evidence };
               const expected = whole(body);
               assert.equal(serialize(body), expected);
               assert.equal(serialize(body), expected, 'again, with the records now kept');
@@ -69,7 +109,14 @@ describe(frozenPartsSerializer.name, () => {
             }
     assert.equal(compared, 3 * NETWORKS.length * LOCATIONS.length * INTELLIGENCE.length * 2);
     // An evidence member present but undefined is left out, members outside the schema are not sent.
-    const body = { ip: '1.1.1.1', network: network(), location: location(), intelligence: NO_INTELLIGENCE, evidence: undefined, secret: 'x' };
+    const body = {
+      ip: '1.1.1.1',
+      network: network(),
+      location: location(),
+      intelligence: NO_INTELLIGENCE,
+      evidence: undefined,
+      secret: 'x',
+    };
     assert.equal(serialize(body), whole(body));
     assert.doesNotMatch(serialize(body), /secret|evidence/);
   });
@@ -91,10 +138,20 @@ describe(frozenPartsSerializer.name, () => {
     const counting = (schema: TSchema): Serialize => {
       const inner = compile(schema);
       const member = schema === Network ? 'network' : schema === Location ? 'location' : undefined;
-      return member === undefined ? inner : (v) => (calls[member]++, inner(v));
+      return member === undefined
+        ? inner
+        : (v) => {
+            calls[member]++;
+            return inner(v);
+          };
     };
     const serialize = frozenPartsSerializer(IpResult, counting, whole, 2);
-    const body = (n: NetworkRecord, l: LocationRecord = EMPTY_LOCATION) => ({ ip: '1.1.1.1', network: n, location: l, intelligence: NO_INTELLIGENCE });
+    const body = (n: NetworkRecord, l: LocationRecord = EMPTY_LOCATION) => ({
+      ip: '1.1.1.1',
+      network: n,
+      location: l,
+      intelligence: NO_INTELLIGENCE,
+    });
 
     const [a, b, c] = [network({ asn: 1 }), network({ asn: 2 }), network({ asn: 3 })];
     serialize(body(a));

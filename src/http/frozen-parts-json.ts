@@ -8,7 +8,9 @@ const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null'])
 function isFlatObject(schema: TSchema): boolean {
   const s = schema as { type?: unknown; properties?: Record<string, { type?: unknown }> };
   if (s.type !== 'object' || s.properties === undefined) return false;
-  return Object.values(s.properties).every((p) => (Array.isArray(p.type) ? p.type : [p.type]).every((t) => typeof t === 'string' && SCALAR_TYPES.has(t)));
+  return Object.values(s.properties).every((p) =>
+    (Array.isArray(p.type) ? p.type : [p.type]).every((t) => typeof t === 'string' && SCALAR_TYPES.has(t)),
+  );
 }
 
 /**
@@ -25,7 +27,12 @@ function isFlatObject(schema: TSchema): boolean {
  * with scalar members cannot change, so its kept JSON is always current. Each member's cache holds at
  * most `capacity` strings and is emptied when full; it holds the records strongly until then.
  */
-export function frozenPartsSerializer(schema: TObject, compile: (member: TSchema) => Serialize, whole: Serialize, capacity = 65_536): Serialize {
+export function frozenPartsSerializer(
+  schema: TObject,
+  compile: (member: TSchema) => Serialize,
+  whole: Serialize,
+  capacity = 65_536,
+): Serialize {
   const required = new Set(schema.required ?? []);
   const members = Object.entries(schema.properties).map(([name, member]) => ({
     name,

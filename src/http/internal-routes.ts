@@ -43,7 +43,14 @@ export interface InternalRouteDeps {
 
 /** Every route umbra serves besides the operations table, in one place. */
 export const internalRoutes = (d: InternalRouteDeps): InternalRoute[] => [
-  { method: 'GET', path: '/health', access: 'public', summary: 'The health probe at the root, for load balancers', operation: OPERATIONS.health, handler: d.health },
+  {
+    method: 'GET',
+    path: '/health',
+    access: 'public',
+    summary: 'The health probe at the root, for load balancers',
+    operation: OPERATIONS.health,
+    handler: d.health,
+  },
   {
     method: 'GET',
     path: '/metrics',
@@ -54,15 +61,45 @@ export const internalRoutes = (d: InternalRouteDeps): InternalRoute[] => [
       return d.metrics.registry.metrics();
     },
   },
-  { method: 'GET', path: `${API_PREFIX}/openapi.json`, access: 'public', summary: 'The OpenAPI document', handler: async () => d.openapi() },
-  { method: 'GET', path: DOWNLOAD_PATH, access: 'signed-url', summary: 'Export downloads behind presigned URLs', handler: download(d.objects) },
-  { method: 'POST', path: `${INGEST_PATH}/*`, access: 'operator', summary: 'Operator ingestion', rawBodies: INGEST_MEDIA_TYPES, handler: ingest(d.services) },
+  {
+    method: 'GET',
+    path: `${API_PREFIX}/openapi.json`,
+    access: 'public',
+    summary: 'The OpenAPI document',
+    handler: async () => d.openapi(),
+  },
+  {
+    method: 'GET',
+    path: DOWNLOAD_PATH,
+    access: 'signed-url',
+    summary: 'Export downloads behind presigned URLs',
+    handler: download(d.objects),
+  },
+  {
+    method: 'POST',
+    path: `${INGEST_PATH}/*`,
+    access: 'operator',
+    summary: 'Operator ingestion',
+    rawBodies: INGEST_MEDIA_TYPES,
+    handler: ingest(d.services),
+  },
   { method: 'GET', path: DATA_STATUS_PATH, access: 'operator', summary: 'The data status endpoint', handler: dataStatus(d.services) },
-  { method: 'POST', path: EXPORT_JOBS_PATH, access: 'operator', summary: 'The export jobs endpoint', schema: { body: EXPORT_JOBS_BODY }, handler: exportJobs(d.services) },
+  {
+    method: 'POST',
+    path: EXPORT_JOBS_PATH,
+    access: 'operator',
+    summary: 'The export jobs endpoint',
+    schema: { body: EXPORT_JOBS_BODY },
+    handler: exportJobs(d.services),
+  },
 ];
 
 /** Registers the internal routes, one way: the operator check in front where the route needs it. */
-export async function registerInternalRoutes(app: FastifyInstance, routes: readonly InternalRoute[], operatorToken: string | undefined): Promise<void> {
+export async function registerInternalRoutes(
+  app: FastifyInstance,
+  routes: readonly InternalRoute[],
+  operatorToken: string | undefined,
+): Promise<void> {
   for (const r of routes) {
     const authorize = r.access === 'operator' ? operatorAuth(operatorToken, r.summary) : undefined;
     const handler = authorize
@@ -71,7 +108,13 @@ export async function registerInternalRoutes(app: FastifyInstance, routes: reado
           return r.handler(req, reply);
         }
       : r.handler;
-    const options = { method: r.method, url: r.path, schema: { hide: true, ...r.schema } as never, ...(r.operation ? { config: { operation: r.operation } } : {}), handler };
+    const options = {
+      method: r.method,
+      url: r.path,
+      schema: { hide: true, ...r.schema } as never,
+      ...(r.operation ? { config: { operation: r.operation } } : {}),
+      handler,
+    };
     if (!r.rawBodies) {
       app.route(options);
       continue;

@@ -15,7 +15,12 @@ export interface NdjsonOptions {
  * and the end: a consumer that stalled or left gets no more bytes (destroyed rather than ended
  * behind its backlog), any other end is a clean end of the response.
  */
-export async function streamNdjson(reply: FastifyReply, stream: FeedStream, options: NdjsonOptions, closing: AbortSignal): Promise<StreamEnd> {
+export async function streamNdjson(
+  reply: FastifyReply,
+  stream: FeedStream,
+  options: NdjsonOptions,
+  closing: AbortSignal,
+): Promise<StreamEnd> {
   const res = reply.raw;
   reply.hijack();
   res.writeHead(200, {

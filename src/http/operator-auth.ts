@@ -14,6 +14,7 @@ export function operatorAuth(operatorToken: string | undefined, what: string): (
     const header = req.headers.authorization;
     const given = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : undefined;
     if (!expected) throw new AppError('UNAVAILABLE', `${what} is not configured: set UMBRA_OPERATOR_TOKEN.`);
-    if (!given || !timingSafeEqual(digest(given), expected)) throw new AppError('UNAUTHENTICATED', `${what} needs "Authorization: Bearer <operator token>".`);
+    if (!given || !timingSafeEqual(digest(given), expected))
+      throw new AppError('UNAUTHENTICATED', `${what} needs "Authorization: Bearer <operator token>".`);
   };
 }

@@ -33,7 +33,7 @@ export function fieldErrorsFromAjv(issues: ValidationIssue[], part: string | und
   const out: FieldErrors = {};
   for (const i of issues) {
     const path = i.instancePath.split('/').filter(Boolean);
-    const field = i.params?.missingProperty ?? path[0] ?? (part === 'body' ? 'body' : part ?? 'request');
+    const field = i.params?.missingProperty ?? path[0] ?? (part === 'body' ? 'body' : (part ?? 'request'));
     (out[field] ??= []).push(i.message ?? 'is invalid');
   }
   return out;
@@ -43,7 +43,8 @@ export function fieldErrorsFromAjv(issues: ValidationIssue[], part: string | und
 function fromFastify(err: { statusCode?: number; code?: string; message: string }): AppError {
   // Router-level refusals, before any route (and so any schema) is known.
   if (err.code === 'FST_ERR_BAD_URL') return AppError.field('path', 'is not a valid URL path: malformed percent-encoding');
-  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return new AppError('URI_TOO_LONG', 'A path segment of this URL is longer than any valid value.');
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return new AppError('URI_TOO_LONG', 'A path segment of this URL is longer than any valid value.');
   switch (err.statusCode) {
     case 400:
       return AppError.field('body', err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'must not be empty' : 'must be valid JSON');
@@ -62,7 +63,9 @@ export function toProblem(err: unknown): Problem {
   if (err instanceof AppError) app = err;
   else {
     const e = err as { validation?: ValidationIssue[]; validationContext?: string; statusCode?: number; code?: string; message: string };
-    app = e.validation ? AppError.validation(fieldErrorsFromAjv(e.validation, e.validationContext)) : (dependencyFault(err) ?? fromFastify(e));
+    app = e.validation
+      ? AppError.validation(fieldErrorsFromAjv(e.validation, e.validationContext))
+      : (dependencyFault(err) ?? fromFastify(e));
   }
   const row = STATUS[app.code];
   const detail = publicDetail(app);

@@ -11,9 +11,9 @@ import type { Metrics } from '../metrics.ts';
 export interface RouteSpec {
   operation: Operation;
   schema: FastifySchema;
-  // Handlers get validated input; typing stays loose here and tight in each route file. A handler may
-  // return the body itself (fastify sends it at once) or a promise of it.
-  handler: (req: FastifyRequest<any>, reply: FastifyReply) => unknown;
+  // Handlers get validated input, typed in each route file (a method: its parameter types may be narrower
+  // than the table's). A handler may return the body itself (fastify sends it at once) or a promise of it.
+  handler(req: FastifyRequest, reply: FastifyReply): unknown;
 }
 
 /** A successful answer, independent of the transport: status, extra headers, and the body to serialize. */
@@ -27,6 +27,7 @@ export interface OperationReply<T = unknown> {
  * Turns an admitted caller and validated params and query into the answer, or throws an AppError.
  * Synchronous when every port answers from memory.
  */
+// biome-ignore lint/suspicious/noExplicitAny: one table holds answers of every params and query type (each route validates its own)
 export type Answer<P = any, Q = any, T = unknown> = (caller: Caller, params: P, query: Q) => MaybePromise<OperationReply<T>>;
 
 /** A route whose whole answer is one Answer function, so another front end (the fast path) can serve it too. */
@@ -40,7 +41,12 @@ export interface AnsweredRouteSpec extends RouteSpec {
 }
 
 /** The fastify binding of an Answer: the guard's caller in, status and headers onto the reply, the body out. */
-export function answeredRoute<P, Q, T>(operation: Operation, schema: FastifySchema, answer: Answer<P, Q, T>, okBody?: TObject): AnsweredRouteSpec {
+export function answeredRoute<P, Q, T>(
+  operation: Operation,
+  schema: FastifySchema,
+  answer: Answer<P, Q, T>,
+  okBody?: TObject,
+): AnsweredRouteSpec {
   return {
     operation,
     schema,

@@ -18,7 +18,11 @@ export const Problem = Type.Object(
 export const Network = Type.Object({
   asn: Type.Integer({ description: 'AS number; 0 when the IP is not in BGP. May exceed int32.' }),
   isp: Type.String(),
-  type: Type.String({ description: 'MOBILE, SATELLITE, IN_FLIGHT_WIFI, RESIDENTIAL, CORPORATE, ACADEMIC, DATACENTER, GOVERNMENT (open list); UNKNOWN when in no announced range' }),
+  type: Type.String({
+    description:
+      'MOBILE, SATELLITE, IN_FLIGHT_WIFI, RESIDENTIAL, CORPORATE, ACADEMIC, DATACENTER, GOVERNMENT (open list); UNKNOWN when in no ' +
+      'announced range',
+  }),
   org: Nullable('string'),
   domain: Nullable('string'),
   abuse_email: Nullable('string'),
@@ -112,9 +116,18 @@ export const DomainResult = Type.Object({
     recent_events: Type.Array(
       Type.Object({ timestamp: Type.Integer(), source_ip_masked: Type.String(), target_subdomain: Type.String(), port: Type.Integer() }),
     ),
-    unique_ips: Type.Optional(Type.Integer({ description: 'distinct source IPs in the 30-day window (exact up to 128 a day, else an estimate within about 5%)' })),
-    activity_stats: Type.Optional(Type.Object({ first_seen: Type.Integer(), last_seen: Type.Integer() }, { description: 'Unix seconds of the first and last event ever seen' })),
-    hour_dow_heatmap: Type.Optional(Type.Array(Type.Array(Type.Integer()), { description: '[weekday][UTC hour] counts over 30 days; weekday 0 is Monday' })),
+    unique_ips: Type.Optional(
+      Type.Integer({ description: 'distinct source IPs in the 30-day window (exact up to 128 a day, else an estimate within about 5%)' }),
+    ),
+    activity_stats: Type.Optional(
+      Type.Object(
+        { first_seen: Type.Integer(), last_seen: Type.Integer() },
+        { description: 'Unix seconds of the first and last event ever seen' },
+      ),
+    ),
+    hour_dow_heatmap: Type.Optional(
+      Type.Array(Type.Array(Type.Integer()), { description: '[weekday][UTC hour] counts over 30 days; weekday 0 is Monday' }),
+    ),
     top_asn: Type.Optional(Type.Array(Type.Object({ asn: Type.Integer(), count: Type.Integer() }))),
     geo_distribution: Type.Optional(Type.Array(Type.Object({ country: Type.String(), count: Type.Integer() }))),
   }),
@@ -123,9 +136,13 @@ export const DomainResult = Type.Object({
 export const Health = Type.Object({
   status: Type.String(),
   problems: Type.Optional(Type.Array(Type.String())),
-  exports: Type.Optional(Type.Object({ snapshots: Type.Integer(), last_job_at: Type.Union([Type.Integer(), Type.Null()]) }, { description: 'parquet snapshots that exist, and when the last export job finished (Unix s)' })),
+  exports: Type.Optional(
+    Type.Object(
+      { snapshots: Type.Integer(), last_job_at: Type.Union([Type.Integer(), Type.Null()]) },
+      { description: 'parquet snapshots that exist, and when the last export job finished (Unix s)' },
+    ),
+  ),
 });
 
 /** Error responses every authenticated operation may give, for the OpenAPI document. */
-export const errorResponses = (codes: number[]): Record<number, TSchema> =>
-  Object.fromEntries(codes.map((c) => [c, Type.Ref('Problem')]));
+export const errorResponses = (codes: number[]): Record<number, TSchema> => Object.fromEntries(codes.map((c) => [c, Type.Ref('Problem')]));

@@ -67,18 +67,32 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   const lookupIpRoute = lookupIp(services, metrics);
   let closeBegan = false;
   const closing = () => closeBegan || deps.closing.aborted;
-  const fast = new FastRoute(lookupIpRoute, { prefix: API_PREFIX, admit: deps.guard.admitFor(lookupIpRoute.operation), record, logger: deps.logger, closing });
+  const fast = new FastRoute(lookupIpRoute, {
+    prefix: API_PREFIX,
+    admit: deps.guard.admitFor(lookupIpRoute.operation),
+    record,
+    logger: deps.logger,
+    closing,
+  });
   const { edge } = deps;
   // Whatever node's parser refuses (malformed, too large, too slow) and CONNECT get a problem+json answer too.
   const answers = edgeAnswers(
-    () => ({ maxHeaderBytes: (app.server as { maxHeaderSize?: number }).maxHeaderSize ?? maxHeaderSize, headersTimeoutMs: edge.headersTimeoutMs, requestTimeoutMs: edge.requestTimeoutMs }),
+    () => ({
+      maxHeaderBytes: (app.server as { maxHeaderSize?: number }).maxHeaderSize ?? maxHeaderSize,
+      headersTimeoutMs: edge.headersTimeoutMs,
+      requestTimeoutMs: edge.requestTimeoutMs,
+    }),
     (status) => metrics.observe('edge', status, 0),
     deps.logger,
   );
   const app = Fastify({
     ...(deps.fastPath === false ? {} : { serverFactory: fastServerFactory(fast) }),
     // Node checks these timeouts every connectionsCheckingInterval; see http/connection-edge.ts.
-    http: { headersTimeout: edge.headersTimeoutMs, requestTimeout: edge.requestTimeoutMs, connectionsCheckingInterval: checkingIntervalMs(edge.headersTimeoutMs) },
+    http: {
+      headersTimeout: edge.headersTimeoutMs,
+      requestTimeout: edge.requestTimeoutMs,
+      connectionsCheckingInterval: checkingIntervalMs(edge.headersTimeoutMs),
+    },
     requestTimeout: edge.requestTimeoutMs,
     keepAliveTimeout: edge.keepAliveTimeoutMs,
     clientErrorHandler: answers.clientError,
@@ -112,11 +126,14 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
         title: 'umbra API',
         version: '4',
         description: [
-          'Anonymized-traffic intelligence: IP and domain lookups, feeds and exports. Every operation except the health probe needs an API key in the x-api-key header.',
+          'Anonymized-traffic intelligence: IP and domain lookups, feeds and exports. Every operation except the health probe needs an ' +
+            'API key in the x-api-key header.',
           '',
-          'Errors are application/problem+json. Rate-limited responses carry RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset; a 429 adds Retry-After. Billed responses carry X-Credits-Remaining.',
+          'Errors are application/problem+json. Rate-limited responses carry RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset; a ' +
+            '429 adds Retry-After. Billed responses carry X-Credits-Remaining.',
           '',
-          'IP data: IP Geolocation by DB-IP (https://db-ip.com), CC BY 4.0; ASN data from RouteViews, NRO and DB-IP Lite, CC BY 4.0, via the ip-location-db project.',
+          'IP data: IP Geolocation by DB-IP (https://db-ip.com), CC BY 4.0; ASN data from RouteViews, NRO and DB-IP Lite, CC BY 4.0, via ' +
+            'the ip-location-db project.',
         ].join('\n'),
       },
       servers: [{ url: '/' }],
@@ -137,7 +154,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     if (closing()) reply.header('connection', 'close');
     done(null, payload);
   });
-  registerOperationGuard(app, deps.guard);
+  registerOperationGuard(app as unknown as FastifyInstance, deps.guard);
   // Metric children are bound once per label pair; req.operation (set by the guard) spares the
   // req.routeOptions getter, which builds a new object on every access.
   app.addHook('onResponse', (req, reply, done) => {
@@ -152,7 +169,10 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     return problem.body;
   });
   app.setNotFoundHandler(async (req) => {
-    throw new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}. The API lives under ${API_PREFIX}; see ${API_PREFIX}/openapi.json.`);
+    throw new AppError(
+      'ROUTE_NOT_FOUND',
+      `No route ${req.method} ${req.url.split('?')[0]}. The API lives under ${API_PREFIX}; see ${API_PREFIX}/openapi.json.`,
+    );
   });
 
   const routes: RouteSpec[] = [

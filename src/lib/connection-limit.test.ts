@@ -34,7 +34,13 @@ describe(ConnectionLimiter.name, () => {
     let now = 0;
     const { lines, logger } = capture();
     let refused = 0;
-    const limiter = new ConnectionLimiter({ transport: 'http', max: 2, counters: { refused: () => refused++, reclaimed: () => {} }, logger, now: () => now });
+    const limiter = new ConnectionLimiter({
+      transport: 'http',
+      max: 2,
+      counters: { refused: () => refused++, reclaimed: () => {} },
+      logger,
+      now: () => now,
+    });
     const admit = () => limiter.admit(new FakeSocket() as unknown as Socket);
     assert.deepEqual([admit(), admit(), admit()], [true, true, false]);
     now = 5_000;
@@ -45,14 +51,27 @@ describe(ConnectionLimiter.name, () => {
     await flush();
     const warns = lines.filter((l) => l.msg === 'connection limit reached');
     assert.equal(refused, 4, 'every refusal is counted');
-    assert.deepEqual(warns.map((w) => [w.refused, w.connections, w.limit]), [[1, 2, 2], [3, 2, 2]]);
+    assert.deepEqual(
+      warns.map((w) => [w.refused, w.connections, w.limit]),
+      [
+        [1, 2, 2],
+        [3, 2, 2],
+      ],
+    );
   });
 
   it('should reclaim only idle connections, those idle longest first, and never more than a batch', () => {
     const { logger } = capture();
     let now = 0;
     let reclaimed = 0;
-    const limiter = new ConnectionLimiter({ transport: 'http', max: 40, isIdle: (s) => !(s as unknown as FakeSocket).busy, counters: { refused: () => {}, reclaimed: (n) => (reclaimed += n) }, logger, now: () => now });
+    const limiter = new ConnectionLimiter({
+      transport: 'http',
+      max: 40,
+      isIdle: (s) => !(s as unknown as FakeSocket).busy,
+      counters: { refused: () => {}, reclaimed: (n) => (reclaimed += n) },
+      logger,
+      now: () => now,
+    });
     const sockets = Array.from({ length: 40 }, (_, i) => {
       now = i;
       const s = new FakeSocket();
@@ -64,14 +83,19 @@ describe(ConnectionLimiter.name, () => {
     now = 1000;
     assert.equal(limiter.admit(new FakeSocket() as unknown as Socket), true);
     assert.equal(reclaimed, 2, 'a batch of 5% of the limit');
-    assert.deepEqual(sockets.slice(0, 5).map((s) => s.destroyed), [false, false, true, true, false]);
+    assert.deepEqual(
+      sockets.slice(0, 5).map((s) => s.destroyed),
+      [false, false, true, true, false],
+    );
     assert.equal(limiter.connections, 39);
   });
 });
 
 describe('default connection limits', () => {
   it('should read the soft open-file limit from /proc/self/limits', () => {
-    const text = 'Limit                     Soft Limit           Hard Limit           Units\nMax processes             unlimited            unlimited            processes\nMax open files            20000                40000                files\n';
+    const text =
+      'Limit                     Soft Limit           Hard Limit           Units\nMax processes             unlimited            ' +
+      'unlimited            processes\nMax open files            20000                40000                files\n';
     assert.equal(softOpenFileLimit(text), 20000);
     assert.equal(softOpenFileLimit(text.replace('20000', 'unlimited')), undefined);
     assert.equal(softOpenFileLimit(undefined), undefined);

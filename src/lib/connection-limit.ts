@@ -63,7 +63,8 @@ export class ConnectionLimiter {
   private readonly now: () => number;
 
   constructor(private readonly options: ConnectionLimitOptions) {
-    if (!Number.isInteger(options.max) || options.max < 1) throw new Error(`connection limit must be a positive integer, got ${options.max}`);
+    if (!Number.isInteger(options.max) || options.max < 1)
+      throw new Error(`connection limit must be a positive integer, got ${options.max}`);
     this.max = options.max;
     this.headroom = Math.min(256, Math.max(4, Math.ceil(options.max / 20)));
     this.now = options.now ?? Date.now;
@@ -152,7 +153,14 @@ export class ConnectionLimiter {
   private maybeLog(now: number): void {
     if (this.pendingRefused + this.pendingReclaimed === 0 || now - this.lastLogAt < LOG_WINDOW_MS) return;
     this.options.logger.warn(
-      { transport: this.options.transport, connections: this.open.size, limit: this.max, refused: this.pendingRefused, reclaimed: this.pendingReclaimed, window_s: LOG_WINDOW_MS / 1000 },
+      {
+        transport: this.options.transport,
+        connections: this.open.size,
+        limit: this.max,
+        refused: this.pendingRefused,
+        reclaimed: this.pendingReclaimed,
+        window_s: LOG_WINDOW_MS / 1000,
+      },
       'connection limit reached',
     );
     this.lastLogAt = now;

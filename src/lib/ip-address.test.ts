@@ -14,7 +14,20 @@ describe('parseIp', () => {
   });
 
   it('should reject malformed IPv4', () => {
-    for (const bad of ['1.2.3', '1.2.3.4.5', '256.1.1.1', '01.2.3.4', '1.2.3.', '.1.2.3', '1..2.3', 'a.b.c.d', '1.2.3.4 ', ' 1.2.3.4', '', '1.2.3.-1']) {
+    for (const bad of [
+      '1.2.3',
+      '1.2.3.4.5',
+      '256.1.1.1',
+      '01.2.3.4',
+      '1.2.3.',
+      '.1.2.3',
+      '1..2.3',
+      'a.b.c.d',
+      '1.2.3.4 ',
+      ' 1.2.3.4',
+      '',
+      '1.2.3.-1',
+    ]) {
       assert.equal(parseIp(bad), undefined, bad);
     }
   });
@@ -43,7 +56,20 @@ describe('parseIp', () => {
   });
 
   it('should reject malformed IPv6, zone ids and more than one ::', () => {
-    for (const bad of ['fe80::1%eth0', '1:2:3:4:5:6:7:8:9', '1::2::3', ':1::2', '1:2:3:4:5:6:7', '12345::', 'g::1', '1:2:3:4:5:6:7:8::', '::1.2.3', '1:', ':::', '1:2:3:4:5:6:7:1.2.3.4']) {
+    for (const bad of [
+      'fe80::1%eth0',
+      '1:2:3:4:5:6:7:8:9',
+      '1::2::3',
+      ':1::2',
+      '1:2:3:4:5:6:7',
+      '12345::',
+      'g::1',
+      '1:2:3:4:5:6:7:8::',
+      '::1.2.3',
+      '1:',
+      ':::',
+      '1:2:3:4:5:6:7:1.2.3.4',
+    ]) {
       assert.equal(parseIp(bad), undefined, bad);
     }
   });
@@ -55,7 +81,10 @@ describe('parseIp', () => {
       let start = -1;
       let len = 0;
       for (let k = 0; k < 8; ) {
-        if (g[k] !== 0) { k++; continue; }
+        if (g[k] !== 0) {
+          k++;
+          continue;
+        }
         let e = k;
         while (e < 8 && g[e] === 0) e++;
         if (e - k > len) [start, len] = [k, e - k];

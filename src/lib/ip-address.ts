@@ -3,8 +3,8 @@
  * the IPv4 address; zone ids, leading-zero IPv4 octets (octal ambiguity) and anything else are invalid.
  */
 export type ParsedIp =
-  | { version: 4; /** host order, 0..2^32-1 */ v4: number; text: string }
-  | { version: 6; /** four 32-bit words, most significant first */ v6: Uint32Array; text: string };
+  | { version: 4 /** host order, 0..2^32-1 */; v4: number; text: string }
+  | { version: 6 /** four 32-bit words, most significant first */; v6: Uint32Array; text: string };
 
 const MAX_LEN = 45;
 

@@ -3,7 +3,11 @@ import { redactUrl, scrubSecrets } from './redact-url.ts';
 
 /** A request as logged (fastify's `req` serializer would log the raw URL, signature and all). */
 function reqSerializer(req: { method?: string; url?: string; ip?: string; socket?: { remoteAddress?: string } }) {
-  return { method: req.method, url: typeof req.url === 'string' ? redactUrl(req.url) : undefined, remoteAddress: req.ip ?? req.socket?.remoteAddress };
+  return {
+    method: req.method,
+    url: typeof req.url === 'string' ? redactUrl(req.url) : undefined,
+    remoteAddress: req.ip ?? req.socket?.remoteAddress,
+  };
 }
 
 /**
@@ -28,7 +32,10 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
     {
       level,
       base: { service: 'umbra' },
-      redact: { paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', '*.secret', 'secret', '*.apiKey', 'apiKey'], censor: '[redacted]' },
+      redact: {
+        paths: ['req.headers["x-api-key"]', 'headers["x-api-key"]', '*.secret', 'secret', '*.apiKey', 'apiKey'],
+        censor: '[redacted]',
+      },
       serializers: { req: reqSerializer, err: errSerializer },
       // Messages are scrubbed too: a library's message may quote a request URL (fastify's "Reply was
       // already sent ... in the <url> route"). A string without '=' costs one indexOf.

@@ -11,7 +11,9 @@ describe('redactUrl', () => {
       '/downloads?key=[redacted]&expires=1700000000&kid=k1&sig=[redacted]&sha256=ab12',
     );
     assert.equal(
-      redactUrl('/o?X-Amz-Algorithm=AWS4&X-Amz-Credential=C&X-Amz-Security-Token=T&X-Amz-Signature=S&Signature=S2&access_token=A&client_secret=Z&password=P'),
+      redactUrl(
+        '/o?X-Amz-Algorithm=AWS4&X-Amz-Credential=C&X-Amz-Security-Token=T&X-Amz-Signature=S&Signature=S2&access_token=A&client_secret=Z&password=P',
+      ),
       '/o?X-Amz-Algorithm=AWS4&X-Amz-Credential=[redacted]&X-Amz-Security-Token=[redacted]&X-Amz-Signature=[redacted]&Signature=[redacted]&access_token=[redacted]&client_secret=[redacted]&password=[redacted]',
     );
   });
@@ -22,7 +24,10 @@ describe('redactUrl', () => {
   });
 
   it('should scrub URLs quoted inside free text', () => {
-    assert.equal(scrubSecrets('Reply was already sent in the "/downloads?kid=k&sig=SECRET" route'), 'Reply was already sent in the "/downloads?kid=k&sig=[redacted]" route');
+    assert.equal(
+      scrubSecrets('Reply was already sent in the "/downloads?kid=k&sig=SECRET" route'),
+      'Reply was already sent in the "/downloads?kid=k&sig=[redacted]" route',
+    );
     assert.equal(scrubSecrets('no query here'), 'no query here');
   });
 });

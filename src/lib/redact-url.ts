@@ -27,7 +27,9 @@ function isSecretName(raw: string): boolean {
  */
 export function scrubSecrets(text: string): string {
   if (text.indexOf('=') === -1) return text;
-  return text.replace(MEMBER, (whole, sep: string, name: string, value: string) => (value !== '' && isSecretName(name) ? `${sep}${name}=${REDACTED}` : whole));
+  return text.replace(MEMBER, (whole, sep: string, name: string, value: string) =>
+    value !== '' && isSecretName(name) ? `${sep}${name}=${REDACTED}` : whole,
+  );
 }
 
 /** A request target (path and query) fit for a log line: the path as it is, secret query values redacted. */

@@ -78,7 +78,10 @@ const CLOSE_FLUSH_MS = 10_000;
  * while another process holds the lock (the server answers 503 after 2 s; a CLI verb may wait longer).
  */
 export function createStores(
-  config: Pick<Config, 'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir' | 'listsDir' | 'dataDir' | 'signingKeys' | 'diskReserveBytes'>,
+  config: Pick<
+    Config,
+    'storage' | 'sqliteFile' | 'creditsFlushMs' | 'feedLogDir' | 'listsDir' | 'dataDir' | 'signingKeys' | 'diskReserveBytes'
+  >,
   clock: Clock = systemClock,
   log: StoreLog = silentLog,
   busyDeadlineMs = 2_000,
@@ -87,7 +90,8 @@ export function createStores(
     case 'embedded': {
       const db = openSqlite(config.sqliteFile, {
         deadlineMs: busyDeadlineMs,
-        onUnavailable: (reason) => log.warn({ reason }, 'embedded database unavailable (locked by another process?): requests that need it answer 503'),
+        onUnavailable: (reason) =>
+          log.warn({ reason }, 'embedded database unavailable (locked by another process?): requests that need it answer 503'),
         onRecovered: (ms) => log.info({ unavailable_ms: ms }, 'embedded database available again'),
       });
       const gate = sqliteGate(db);
@@ -95,7 +99,8 @@ export function createStores(
       // One process owns the buckets and decides debits in memory; SQLite gets them every flush.
       const ledger = new BufferedCreditLedger(new SqliteCreditLedger(db), () => clock.now());
       ledger.flushEvery(config.creditsFlushMs, {
-        onFailing: (err, credits) => log.warn({ err: err.message, unsent_credits: credits }, 'credit charges cannot be written yet; they are kept and retried'),
+        onFailing: (err, credits) =>
+          log.warn({ err: err.message, unsent_credits: credits }, 'credit charges cannot be written yet; they are kept and retried'),
         onRecovered: (ms) => log.info({ failing_ms: ms }, 'credit charges written again'),
       });
       mkdirSync(config.dataDir, { recursive: true });
@@ -124,7 +129,12 @@ export function createStores(
         disk,
         vitals: () => {
           const d = disk.snapshot();
-          return { diskFreeBytes: d.free_bytes, diskReserveBytes: d.reserve_bytes, unsentCredits: ledger.unsentCredits, databaseUnavailable: gate.problems().length > 0 ? 1 : 0 };
+          return {
+            diskFreeBytes: d.free_bytes,
+            diskReserveBytes: d.reserve_bytes,
+            unsentCredits: ledger.unsentCredits,
+            databaseUnavailable: gate.problems().length > 0 ? 1 : 0,
+          };
         },
         health: async () => {
           const problems = [...(await bus.health()), ...disk.problems(), ...gate.problems(), ...ledger.problems()];
@@ -160,7 +170,10 @@ async function flushBeforeClose(ledger: BufferedCreditLedger, log: StoreLog): Pr
       return;
     } catch (e) {
       if (Date.now() >= until) {
-        log.error({ err: (e as Error).message, unsent_credits: ledger.unsentCredits, teams: ledger.unsentByTeam() }, 'credit charges could not be written before exit');
+        log.error(
+          { err: (e as Error).message, unsent_credits: ledger.unsentCredits, teams: ledger.unsentByTeam() },
+          'credit charges could not be written before exit',
+        );
         return;
       }
       await new Promise((r) => setTimeout(r, 200));

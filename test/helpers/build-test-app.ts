@@ -14,7 +14,12 @@ export interface TestApp extends App {
   clock: ManualClock;
   config: Config;
   /** Creates a team and a key; returns the secret and ids. */
-  team(options?: { name?: string; credits?: number; scopes?: Scope[]; maxStreams?: number }): Promise<{ orgId: string; key: string; keyId: string }>;
+  team(options?: {
+    name?: string;
+    credits?: number;
+    scopes?: Scope[];
+    maxStreams?: number;
+  }): Promise<{ orgId: string; key: string; keyId: string }>;
   /** Adds another key to an existing team. */
   key(orgId: string, scopes?: Scope[]): Promise<{ key: string; keyId: string }>;
 }
@@ -47,7 +52,11 @@ export async function buildTestApp(t: TestContext, deps: Partial<AppDeps> = {}, 
     config,
     key,
     team: async (options = {}) => {
-      const org = await app.services.admin.createOrg({ name: options.name ?? `team-${++teams}`, credits: options.credits ?? 100_000, maxStreams: options.maxStreams });
+      const org = await app.services.admin.createOrg({
+        name: options.name ?? `team-${++teams}`,
+        credits: options.credits ?? 100_000,
+        maxStreams: options.maxStreams,
+      });
       return { orgId: org.id, ...(await key(org.id, options.scopes)) };
     },
   };

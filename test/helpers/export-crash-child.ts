@@ -44,7 +44,17 @@ async function append(n: number, net: number): Promise<void> {
     const entries = Array.from({ length: Math.min(50_000, n - i) }, (_, j) => {
       const k = i + j;
       const ts = hour / 1000 + (k % 3600);
-      return { timeMs: ts * 1000, line: JSON.stringify({ ip: `${net}.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`, provider: `p${k % 50}`, type: 'vpn', timestamp: ts, country_code: 'DE', asn: 4_000_000_000 + k }) };
+      return {
+        timeMs: ts * 1000,
+        line: JSON.stringify({
+          ip: `${net}.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}`,
+          provider: `p${k % 50}`,
+          type: 'vpn',
+          timestamp: ts,
+          country_code: 'DE',
+          asn: 4_000_000_000 + k,
+        }),
+      };
     });
     await feedLog.append('proxies', entries);
   }
@@ -60,12 +70,18 @@ else {
   const catalog = new SqliteSnapshotCatalog(db);
   if (killAt === 'intent') {
     const begin = catalog.beginPublish.bind(catalog);
-    catalog.beginPublish = async (s, at) => (await begin(s, at), die());
+    catalog.beginPublish = async (s, at) => {
+      await begin(s, at);
+      return die();
+    };
   } else if (killAt === 'put-temp') killBeforeRename('.part');
   else if (killAt === 'put-renamed') killBeforeRename('.part.json');
   else if (killAt === 'put-done') {
     const put = store.put.bind(store);
-    store.put = async (k, b, m) => (await put(k, b, m), die());
+    store.put = async (k, b, m) => {
+      await put(k, b, m);
+      return die();
+    };
   } else if (killAt !== undefined) throw new Error(`unknown kill point ${killAt}`);
   process.stdout.write('started\n');
   const deps = { feedLog, store, catalog, writer, clock, workDir: join(dir, 'work') };

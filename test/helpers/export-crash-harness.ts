@@ -9,7 +9,11 @@ const CHILD = fileURLToPath(new URL('./export-crash-child.ts', import.meta.url))
  * `started`, or by itself at `killAt`, or finished. Resolves with whether it finished its job.
  */
 export function runCrashChild(
-  dir: string, mode: 'seed' | 'hourly' | 'reexport' | 'rollup', hourStartMs: number, rows: number, opts: { killAfterMs?: number; killAt?: string } = {},
+  dir: string,
+  mode: 'seed' | 'hourly' | 'reexport' | 'rollup',
+  hourStartMs: number,
+  rows: number,
+  opts: { killAfterMs?: number; killAt?: string } = {},
 ): Promise<{ finished: boolean }> {
   return new Promise((resolve, reject) => {
     const args = [CHILD, dir, mode, String(hourStartMs), String(rows), ...(opts.killAt ? [opts.killAt] : [])];

@@ -1,4 +1,11 @@
-import { credentials as grpcCredentials, loadPackageDefinition, Metadata, type Client, type ServiceError, type StatusObject } from '@grpc/grpc-js';
+import {
+  credentials as grpcCredentials,
+  loadPackageDefinition,
+  Metadata,
+  type Client,
+  type ServiceError,
+  type StatusObject,
+} from '@grpc/grpc-js';
 import { loadProto } from '../../src/grpc/proto.ts';
 
 /**
@@ -6,8 +13,21 @@ import { loadProto } from '../../src/grpc/proto.ts';
  * defaults/arrays/objects: every field is present (zero values included) so answers compare whole;
  * bytes as base64 strings, as the HTTP JSON carries them.
  */
-const definition = loadProto({ keepCase: true, longs: Number, enums: String, bytes: String, defaults: true, arrays: true, objects: true, oneofs: false });
-const ServiceCtor = (loadPackageDefinition(definition) as any).example.v1.ExampleService as new (target: string, creds: unknown, options?: object) => Client;
+const definition = loadProto({
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  bytes: String,
+  defaults: true,
+  arrays: true,
+  objects: true,
+  oneofs: false,
+});
+const ServiceCtor = (loadPackageDefinition(definition) as any).example.v1.ExampleService as new (
+  target: string,
+  creds: unknown,
+  options?: object,
+) => Client;
 
 export interface UnaryAnswer<T = any> {
   value?: T;
@@ -96,7 +116,8 @@ export function grpcToJson(v: unknown, unit: 's' | 'ms' = 's', key?: string): un
   if (Array.isArray(v)) return v.map((x) => grpcToJson(x, unit));
   if (v === null || typeof v !== 'object') return v;
   const o = v as Record<string, any>;
-  if (key !== undefined && INSTANT_KEYS.has(key) && 'seconds' in o) return unit === 'ms' ? o.seconds * 1000 + Math.round(o.nanos / 1e6) : o.seconds;
+  if (key !== undefined && INSTANT_KEYS.has(key) && 'seconds' in o)
+    return unit === 'ms' ? o.seconds * 1000 + Math.round(o.nanos / 1e6) : o.seconds;
   if (key === 'hour_dow_heatmap') return (v as any[]).map((r) => r.hours);
   if (isValue(o)) return valueToJson(o);
   if ('fields' in o && Object.keys(o).length === 1 && !Array.isArray(o.fields)) return structToJson(o as { fields: Record<string, any> });
@@ -126,11 +147,16 @@ function valueToJson(o: Record<string, any>): unknown {
   }
 }
 
-const structToJson = (s: { fields: Record<string, any> }) => Object.fromEntries(Object.entries(s.fields).map(([k, x]) => [k, valueToJson(x)]));
+const structToJson = (s: { fields: Record<string, any> }) =>
+  Object.fromEntries(Object.entries(s.fields).map(([k, x]) => [k, valueToJson(x)]));
 
 /** HTTP JSON with null members dropped (they are unset fields on gRPC). */
 export function dropNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dropNulls);
   if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null && x !== undefined).map(([k, x]) => [k, dropNulls(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([, x]) => x !== null && x !== undefined)
+      .map(([k, x]) => [k, dropNulls(x)]),
+  );
 }

@@ -7,7 +7,7 @@ const [file, , seconds] = process.argv.slice(2);
 const db = new Database(file!, { timeout: 5000 });
 db.exec('BEGIN IMMEDIATE');
 // A write inside the transaction, as a real writer would have.
-db.prepare("UPDATE orgs SET created_at = created_at WHERE rowid = (SELECT min(rowid) FROM orgs)").run();
+db.prepare('UPDATE orgs SET created_at = created_at WHERE rowid = (SELECT min(rowid) FROM orgs)').run();
 process.stdout.write('locked\n');
 setTimeout(() => {
   db.exec('COMMIT');

@@ -16,7 +16,14 @@ export interface LoadSample {
  * connection saw over time; with `record`, each sample goes there instead and none are kept (a long
  * load into preallocated arrays makes less garbage in the client than one object per request).
  */
-export function lookupLoad(port: number, key: string, ips: readonly string[], connections: number, ratePerSec?: number, record?: (at: number, ms: number, status: number, version: string | undefined) => void): { stop(): Promise<LoadSample[][]> } {
+export function lookupLoad(
+  port: number,
+  key: string,
+  ips: readonly string[],
+  connections: number,
+  ratePerSec?: number,
+  record?: (at: number, ms: number, status: number, version: string | undefined) => void,
+): { stop(): Promise<LoadSample[][]> } {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   let running = true;
   let next = 0;
@@ -25,7 +32,14 @@ export function lookupLoad(port: number, key: string, ips: readonly string[], co
       const start = performance.now();
       const req = request({ host: '127.0.0.1', port, path: `/api/v4/lookup/ip/${ip}`, agent, headers: { 'x-api-key': key } }, (res) => {
         res.resume();
-        res.on('end', () => resolve({ at: performance.now(), ms: performance.now() - start, status: res.statusCode ?? 0, version: res.headers['x-data-version'] as string | undefined }));
+        res.on('end', () =>
+          resolve({
+            at: performance.now(),
+            ms: performance.now() - start,
+            status: res.statusCode ?? 0,
+            version: res.headers['x-data-version'] as string | undefined,
+          }),
+        );
       });
       req.on('error', () => resolve({ at: performance.now(), ms: performance.now() - start, status: 0, version: undefined }));
       req.end();

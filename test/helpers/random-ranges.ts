@@ -1,4 +1,7 @@
-/** Random but reproducible range tables for the index tests: shaped like the real data (tiny, /24-aligned and large ranges, gaps, overlaps, repeated values). */
+/**
+ * Random but reproducible range tables for the index tests: shaped like the real data (tiny, /24-aligned and large ranges, gaps, overlaps,
+ * repeated values).
+ */
 
 import { mulberry32 } from '../../src/lib/prng.ts';
 
@@ -22,7 +25,13 @@ export function randomRanges4(random: () => number, count: number, values: numbe
 }
 
 /** A 128-bit address as the four big-endian words the tables use. */
-export const words = (x: bigint): Uint32Array => new Uint32Array([Number((x >> 96n) & 0xffffffffn), Number((x >> 64n) & 0xffffffffn), Number((x >> 32n) & 0xffffffffn), Number(x & 0xffffffffn)]);
+export const words = (x: bigint): Uint32Array =>
+  new Uint32Array([
+    Number((x >> 96n) & 0xffffffffn),
+    Number((x >> 64n) & 0xffffffffn),
+    Number((x >> 32n) & 0xffffffffn),
+    Number(x & 0xffffffffn),
+  ]);
 
 /** Ascending v6 ranges in a few dense prefixes, the rest of the space a gap. */
 export function randomRanges6(random: () => number, count: number, values: number): Array<[bigint, bigint, number]> {
@@ -42,4 +51,3 @@ export function randomRanges6(random: () => number, count: number, values: numbe
   }
   return out;
 }
-

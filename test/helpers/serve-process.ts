@@ -21,7 +21,12 @@ export interface ServeProcess {
  * Starts `umbra serve` on a data dir (ports chosen by the kernel unless args say otherwise) and waits
  * for it to say where it serves. Killed when the test ends.
  */
-export async function startServe(t: TestContext, dataDir: string, args: string[] = [], env: Record<string, string> = {}): Promise<ServeProcess> {
+export async function startServe(
+  t: TestContext,
+  dataDir: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<ServeProcess> {
   const proc = spawn(process.execPath, [BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, UMBRA_LOG_LEVEL: 'warn', UMBRA_SIMULATOR_RATE: '0', UMBRA_EXPORT_JOBS: 'off', ...env },

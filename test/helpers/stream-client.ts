@@ -42,7 +42,10 @@ export function openStream(port: number, path: string, key?: string): Promise<St
         res,
         records: (n, timeoutMs = 5000) =>
           new Promise((ok, fail) => {
-            const timer = setTimeout(() => fail(new Error(`only ${lines.filter(Boolean).length} of ${n} records within ${timeoutMs} ms`)), timeoutMs);
+            const timer = setTimeout(
+              () => fail(new Error(`only ${lines.filter(Boolean).length} of ${n} records within ${timeoutMs} ms`)),
+              timeoutMs,
+            );
             const check = () => {
               const recs = lines.filter((l) => l !== '');
               if (recs.length >= n) {

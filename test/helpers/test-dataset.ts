@@ -53,7 +53,8 @@ export function ensureRealDataset(): Promise<string> {
     const sources = packagedSources();
     // Keyed by the sources and by the code that shapes the file, so a changed rule rebuilds it.
     const code = createHash('sha256');
-    for (const f of ['dataset-builder.ts', 'dataset-format.ts', 'network-type.ts', 'range-table.ts', 'sources.ts']) code.update(readFileSync(join(DATASET_CODE, f)));
+    for (const f of ['dataset-builder.ts', 'dataset-format.ts', 'network-type.ts', 'range-table.ts', 'sources.ts'])
+      code.update(readFileSync(join(DATASET_CODE, f)));
     const key = `${Object.values(sources.versions).join('_')}-${code.digest('hex').slice(0, 12)}`;
     const file = join(CACHE, `ip-dataset-f${FORMAT_VERSION}-${key}.bin`);
     // The builder renames atomically, so a file that exists is whole.
@@ -71,7 +72,11 @@ export interface RealMmdb {
 
 let writingMmdb: Promise<RealMmdb> | undefined;
 
-const mmdbOptions = (builtAt: number) => ({ databaseType: 'umbra-ip-dataset', description: 'umbra IP dataset (network and location per range) for reader comparisons', buildEpoch: builtAt });
+const mmdbOptions = (builtAt: number) => ({
+  databaseType: 'umbra-ip-dataset',
+  description: 'umbra IP dataset (network and location per range) for reader comparisons',
+  buildEpoch: builtAt,
+});
 
 /**
  * The real dataset as an MMDB (mmdb-writer.ts), for comparing umbra with MaxMind readers; cached
@@ -81,7 +86,8 @@ export function ensureRealMmdb(): Promise<RealMmdb> {
   writingMmdb ??= (async () => {
     const dataset = await ensureRealDataset();
     const code = createHash('sha256');
-    for (const f of ['mmdb/mmdb-writer.ts', 'mmdb/mmdb-tree.ts', 'mmdb/mmdb-data.ts', '../../src/modules/dataset/dataset-reader.ts']) code.update(readFileSync(join(import.meta.dirname, f)));
+    for (const f of ['mmdb/mmdb-writer.ts', 'mmdb/mmdb-tree.ts', 'mmdb/mmdb-data.ts', '../../src/modules/dataset/dataset-reader.ts'])
+      code.update(readFileSync(join(import.meta.dirname, f)));
     const file = join(CACHE, `${basename(dataset, '.bin')}-${code.digest('hex').slice(0, 12)}.mmdb`);
     const stats = `${file}.json`;
     // The stats are written after the renamed file, so a file without them is rewritten.
@@ -89,7 +95,10 @@ export function ensureRealMmdb(): Promise<RealMmdb> {
       const ds = loadDataset(dataset);
       const t0 = performance.now();
       const info = writeMmdbFile(file, ds.ranges(), mmdbOptions(ds.info.built_at));
-      writeFileSync(`${stats}.${process.pid}`, JSON.stringify({ ...info, ms: Math.round(performance.now() - t0), at: new Date().toISOString() }));
+      writeFileSync(
+        `${stats}.${process.pid}`,
+        JSON.stringify({ ...info, ms: Math.round(performance.now() - t0), at: new Date().toISOString() }),
+      );
       renameSync(`${stats}.${process.pid}`, stats);
     });
     return { file, written: JSON.parse(readFileSync(stats, 'utf8')) as RealMmdb['written'] };

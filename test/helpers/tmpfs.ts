@@ -15,7 +15,9 @@ export function privateTmpfs(t: TestContext, sizeMb: number): string {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m,mode=0700`, 'tmpfs', dir], { stdio: 'pipe' });
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`cannot mount a private tmpfs for the disk-full test (needs root): ${(e as { stderr?: Buffer }).stderr?.toString().trim() ?? e}`);
+    throw new Error(
+      `cannot mount a private tmpfs for the disk-full test (needs root): ${(e as { stderr?: Buffer }).stderr?.toString().trim() ?? e}`,
+    );
   }
   t.after(() => {
     // Lazy: a file a closing server still holds must not make the unmount fail.

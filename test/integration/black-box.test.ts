@@ -12,7 +12,6 @@ import { grpcClient } from '../helpers/grpc-client.ts';
 import { restampDataset } from '../helpers/dataset-files.ts';
 import { BIN, umbraCli } from '../helpers/umbra-cli.ts';
 
-
 /** Runs an `umbra` verb to completion, as an operator's script would. */
 const umbra = (dataDir: string, ...args: string[]) => umbraCli(dataDir, args);
 
@@ -40,7 +39,10 @@ describe('umbra serve (black box)', () => {
     assert.equal(umbra(dataDir, 'admin', 'key', 'create', '--org', 'Black Box', '--email', 'x@bb.test', '--scopes', 'BASIC,WRONG').code, 2);
     assert.equal(umbra(dataDir, 'admin', 'credits', 'add', '--org', 'nobody', '5').code, 2);
 
-    const server = spawn(process.execPath, [BIN, 'serve', '--demo', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, UMBRA_LOG_LEVEL: 'warn' } });
+    const server = spawn(process.execPath, [BIN, 'serve', '--demo', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, UMBRA_LOG_LEVEL: 'warn' },
+    });
     const exited = new Promise<number | null>((r) => server.once('exit', (code) => r(code)));
     t.after(() => server.kill('SIGKILL'));
     let base = '';
@@ -76,7 +78,10 @@ describe('umbra serve (black box)', () => {
     assert.equal(batch.status, 200);
     assert.equal(batch.headers.get('x-credits-remaining'), '97');
     const results = ((await batch.json()) as any).results;
-    assert.deepEqual(results.map((r: { network: { asn: number } }) => r.network.asn), [13335, 15169]);
+    assert.deepEqual(
+      results.map((r: { network: { asn: number } }) => r.network.asn),
+      [13335, 15169],
+    );
 
     assert.equal((await get('/account/me', demoKey)).status, 200, 'the printed demo key works');
     // The gRPC mirror of the same process draws on the same balance (97 → 96).
@@ -107,7 +112,10 @@ describe('umbra serve (black box)', () => {
     const ingest = umbra(dataDir, 'ingest', 'ja4t', file, '--server', base.replace('/api/v4', ''));
     assert.equal(ingest.code, 1, `some records rejected: exit 1\n${ingest.stderr}`);
     assert.equal(ingest.json.accepted, 1);
-    assert.deepEqual(ingest.json.errors.map((e: { record: number; field: string }) => [e.record, e.field]), [[2, 'ja4t']]);
+    assert.deepEqual(
+      ingest.json.errors.map((e: { record: number; field: string }) => [e.record, e.field]),
+      [[2, 'ja4t']],
+    );
     await until('the ingested record on the live stream', 10_000, async () =>
       live.lines.some((l) => l.includes('BLACKBOX_TEST')) ? true : undefined,
     );
@@ -146,7 +154,10 @@ describe('umbra serve (black box)', () => {
       const v = await versionOf('8.8.8.8');
       return v.version !== listed.version ? v : undefined;
     });
-    assert.equal(swapped.version, listed.version.replace(/^dataset=[^;]+/, `dataset=${new Date((built + 86_400) * 1000).toISOString().replace('.000Z', 'Z')}`));
+    assert.equal(
+      swapped.version,
+      listed.version.replace(/^dataset=[^;]+/, `dataset=${new Date((built + 86_400) * 1000).toISOString().replace('.000Z', 'Z')}`),
+    );
     assert.equal(swapped.network.asn, 15169);
     assert.equal((await versionOf('24.0.0.1')).network.type, 'DATACENTER', 'list overrides survive a dataset swap');
 
@@ -155,7 +166,10 @@ describe('umbra serve (black box)', () => {
     const offline = umbra(dataDir, '--http-port', '1', 'data', 'status');
     assert.equal(offline.code, 0, offline.stderr);
     assert.equal(offline.json.server, null, 'no server runs on this data dir');
-    assert.deepEqual(offline.json.lists.map((l: { kind: string; provider: string; cidrs: number }) => [l.kind, l.provider, l.cidrs]), [['DATACENTER', 'EXAMPLE_HOSTER', 1]]);
+    assert.deepEqual(
+      offline.json.lists.map((l: { kind: string; provider: string; cidrs: number }) => [l.kind, l.provider, l.cidrs]),
+      [['DATACENTER', 'EXAMPLE_HOSTER', 1]],
+    );
     assert.equal(offline.json.data_version, swapped.version);
     // Local mode (no server): the records land in the data dir's durable log.
     const local = umbra(dataDir, 'ingest', 'ja4t', file, '--local');

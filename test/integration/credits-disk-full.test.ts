@@ -57,7 +57,10 @@ describe('Credit writes on a full disk', () => {
     t.after(() => held.close());
     held.prepare('SELECT count(*) FROM orgs').get();
     const filler = fillDisk(dir, 0);
-    for (const args of [['add', '--org', 'Acme', '100'], ['set', '--org', 'Acme', '5']]) {
+    for (const args of [
+      ['add', '--org', 'Acme', '100'],
+      ['set', '--org', 'Acme', '5'],
+    ]) {
       const r = umbraCli(dir, ['admin', 'credits', ...args]);
       assert.equal(r.code, 2, `credits ${args[0]}: ${r.stderr}`);
       assert.equal(r.json.error, 'INSUFFICIENT_STORAGE');

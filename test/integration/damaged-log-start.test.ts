@@ -19,14 +19,19 @@ describe('serving from a feed log with damaged lines', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'umbra-damaged-start-'));
     const config = { ...parseConfig({ UMBRA_DATA_DIR: dataDir, UMBRA_LOG_LEVEL: 'silent' }), sqliteFile: ':memory:' };
     const base = sampleRecords(NOW).honeypot_dns;
-    const events = Array.from({ length: 6 }, (_, i) => JSON.stringify({ ...base, timestamp: HOUR + i * 1000, source_ip: `198.51.100.${i + 1}` }));
+    const events = Array.from({ length: 6 }, (_, i) =>
+      JSON.stringify({ ...base, timestamp: HOUR + i * 1000, source_ip: `198.51.100.${i + 1}` }),
+    );
     const log = new FileFeedLog(config.feedLogDir);
     await log.append('honeypot_dns', [{ timeMs: HOUR, line: events[0]! }]);
     const file = (await log.hourFile('honeypot_dns', HOUR))!.path;
     await log.close();
     // What an older version could leave: event 2 torn by a crash with event 3 glued to it, garbage,
     // and a line that is JSON but no record.
-    writeFileSync(file, [events[0], events[1], events[2]!.slice(0, 40) + events[3], 'null', '\u0000\u0000\u0000', events[4], events[5]].join('\n') + '\n');
+    writeFileSync(
+      file,
+      `${[events[0], events[1], events[2]!.slice(0, 40) + events[3], 'null', '\u0000\u0000\u0000', events[4], events[5]].join('\n')}\n`,
+    );
     const clock = new ManualClock(NOW);
     const app = await buildTestApp(t, { clock, stores: createStores(config, clock), exportJobs: true });
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -35,7 +40,10 @@ describe('serving from a feed log with damaged lines', () => {
     assert.equal(res.statusCode, 200);
     const data = res.json().data;
     assert.equal(data.stats.total_events_30d, 5, 'events 0, 1, 3 (glued to the torn 2), 4 and 5');
-    assert.deepEqual(data.recent_events.map((e: { timestamp: number }) => e.timestamp - HOUR / 1000), [5, 4, 3, 1, 0]);
+    assert.deepEqual(
+      data.recent_events.map((e: { timestamp: number }) => e.timestamp - HOUR / 1000),
+      [5, 4, 3, 1, 0],
+    );
 
     // The scheduler's first pass (started by the app) writes hour 00 of the 8 feeds.
     for (let waited = 0; (await app.http.inject({ url: '/health' })).json().exports.snapshots < 8; waited += 20) {

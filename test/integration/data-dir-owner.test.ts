@@ -39,7 +39,13 @@ describe('One server per data dir', () => {
     assert.equal(second.code, 2, second.stderr);
     const lines = second.stderr.trim().split('\n');
     assert.equal(lines.length, 1, second.stderr);
-    assert.match(lines[0]!, new RegExp(`^umbra: the data dir .* is in use by umbra serve \\(pid ${first.proc.pid}, ${first.origin}, gRPC 127\\.0\\.0\\.1:\\d+, since .*\\); run one server per data dir`));
+    assert.match(
+      lines[0]!,
+      new RegExp(
+        `^umbra: the data dir .* is in use by umbra serve \\(pid ${first.proc.pid}, ${first.origin}, gRPC 127\\.0\\.0\\.1:\\d+, since ` +
+          `.*\\); run one server per data dir`,
+      ),
+    );
 
     // `umbra ingest` finds the running server from the data dir (its port is not the default one).
     const stream = await openStream(first.port, '/api/v4/feeds/proxies/stream', key);
@@ -67,7 +73,10 @@ describe('One server per data dir', () => {
     const job = umbraCli(dataDir, ['exports', 'run-hourly', '--feed', 'proxies', '--date', iso.slice(0, 10), '--hour', iso.slice(11, 13)]);
     assert.equal(job.code, 0, job.stderr);
     assert.match(job.stderr, new RegExp(`asking the server at ${first.origin}`));
-    assert.deepEqual(job.json.map((x: { feed: string; id: string; rows: number }) => [x.feed, x.id, x.rows]), [['proxies', `${iso.slice(0, 10)}/${Number(iso.slice(11, 13))}`, 1]]);
+    assert.deepEqual(
+      job.json.map((x: { feed: string; id: string; rows: number }) => [x.feed, x.id, x.rows]),
+      [['proxies', `${iso.slice(0, 10)}/${Number(iso.slice(11, 13))}`, 1]],
+    );
     const bad = umbraCli(dataDir, ['exports', 'run-hourly', '--feed', 'proxies', '--date', iso.slice(0, 10), '--hour', '24']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /hour/);
@@ -90,8 +99,14 @@ describe('One server per data dir', () => {
       const dir = await dataDirWithDataset(t);
       const r = serveRefused(dir, [...args]);
       assert.equal(r.code, 2, r.stderr);
-      const lines = r.stderr.trim().split('\n').filter((l) => l.startsWith('umbra:'));
-      assert.deepEqual(lines, [`umbra: cannot listen for ${what} on 127.0.0.1:${port}: the port is in use by another program; choose another port with --${what.toLowerCase()}-port (UMBRA_${what.toUpperCase()}_PORT)`]);
+      const lines = r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('umbra:'));
+      assert.deepEqual(lines, [
+        `umbra: cannot listen for ${what} on 127.0.0.1:${port}: the port is in use by another program; choose another port with ` +
+          `--${what.toLowerCase()}-port (UMBRA_${what.toUpperCase()}_PORT)`,
+      ]);
       assert.doesNotMatch(r.stderr, /serving|\n\s+at /, 'never said it serves, no stack trace');
       assert.equal(existsSync(join(dir, OWNER_FILE)), false, 'the data dir was released');
     }

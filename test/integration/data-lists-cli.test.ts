@@ -21,12 +21,18 @@ describe('umbra data import-list / lists / remove-list (black box)', () => {
 
     const gb = umbra(dataDir, ['data', 'import-list', 'search-engine', join(FIXTURES, 'googlebot.json'), '--provider', 'googlebot']);
     assert.equal(gb.code, 0, gb.stderr);
-    assert.deepEqual([gb.json.kind, gb.json.provider, gb.json.format, gb.json.count, gb.json.rejected, gb.json.replaced], ['SEARCH_ENGINE', 'GOOGLEBOT', 'google-prefixes', 5, 0, null]);
+    assert.deepEqual(
+      [gb.json.kind, gb.json.provider, gb.json.format, gb.json.count, gb.json.rejected, gb.json.replaced],
+      ['SEARCH_ENGINE', 'GOOGLEBOT', 'google-prefixes', 5, 0, null],
+    );
     assert.match(gb.json.version, /^[0-9a-f]{16}$/);
     const stored = JSON.parse(readFileSync(join(dataDir, 'lists', 'SEARCH_ENGINE--GOOGLEBOT.json'), 'utf8'));
     assert.ok(stored.cidrs.includes('66.249.79.64/27'), 'a Googlebot prefix of the published file');
     assert.notEqual(await served.revision(), before, 'an import by another process changes the revision');
-    assert.deepEqual((await served.all()).map((l) => l.provider), ['GOOGLEBOT']);
+    assert.deepEqual(
+      (await served.all()).map((l) => l.provider),
+      ['GOOGLEBOT'],
+    );
 
     const tor = umbra(dataDir, ['data', 'import-list', 'TOR_NODE', join(FIXTURES, 'tor-bulk-exit-list.txt')]);
     assert.equal(tor.code, 0, tor.stderr);
@@ -39,18 +45,25 @@ describe('umbra data import-list / lists / remove-list (black box)', () => {
     assert.equal(again.json.format, 'tor-exit-addresses');
 
     // Partly bad: the good ranges are kept, exit 1, each bad line named.
-    const partial = umbra(dataDir, ['data', 'import-list', 'AI_CRAWLER', '-', '--provider', 'OPENAI'], '4.151.71.176/28\nnot-an-ip\n4.151.119.48/28\n');
+    const partial = umbra(
+      dataDir,
+      ['data', 'import-list', 'AI_CRAWLER', '-', '--provider', 'OPENAI'],
+      '4.151.71.176/28\nnot-an-ip\n4.151.119.48/28\n',
+    );
     assert.equal(partial.code, 1, partial.stderr);
     assert.equal(partial.json.count, 2);
     assert.deepEqual(partial.json.errors, [{ line: 2, entry: 'not-an-ip', reason: "not an IP address: 'not-an-ip'" }]);
 
     const listed = umbra(dataDir, ['data', 'lists']);
     assert.equal(listed.code, 0);
-    assert.deepEqual(listed.json.lists.map((l: any) => [l.kind, l.provider, l.format, l.count]), [
-      ['AI_CRAWLER', 'OPENAI', 'cidr-lines', 2],
-      ['SEARCH_ENGINE', 'GOOGLEBOT', 'google-prefixes', 5],
-      ['TOR_NODE', 'TOR', 'tor-exit-addresses', 3],
-    ]);
+    assert.deepEqual(
+      listed.json.lists.map((l: any) => [l.kind, l.provider, l.format, l.count]),
+      [
+        ['AI_CRAWLER', 'OPENAI', 'cidr-lines', 2],
+        ['SEARCH_ENGINE', 'GOOGLEBOT', 'google-prefixes', 5],
+        ['TOR_NODE', 'TOR', 'tor-exit-addresses', 3],
+      ],
+    );
     assert.equal(listed.json.lists[2].version, again.json.version);
     assert.equal(typeof listed.json.lists[2].imported_at, 'number');
 
@@ -64,7 +77,11 @@ describe('umbra data import-list / lists / remove-list (black box)', () => {
     assert.match(unknownKind.json.detail, /unknown list kind 'CRAWLERS'; one of .*SEARCH_ENGINE.*DATACENTER/);
     // (A missing or bad --provider, or an unknown --section, is refused the same way; list-importer.test.ts covers them.)
     assert.equal(umbra(dataDir, ['data', 'import-list', 'SEARCH_ENGINE', join(FIXTURES, 'missing.txt'), '--provider', 'X']).code, 2);
-    assert.deepEqual(readdirSync(join(dataDir, 'lists')).sort(), ['AI_CRAWLER--OPENAI.json', 'SEARCH_ENGINE--GOOGLEBOT.json', 'TOR_NODE--TOR.json']);
+    assert.deepEqual(readdirSync(join(dataDir, 'lists')).sort(), [
+      'AI_CRAWLER--OPENAI.json',
+      'SEARCH_ENGINE--GOOGLEBOT.json',
+      'TOR_NODE--TOR.json',
+    ]);
 
     const beforeRemove = await served.revision();
     const removed = umbra(dataDir, ['data', 'remove-list', 'tor-node', '--provider', 'tor']);

@@ -29,7 +29,9 @@ describe('swapping a rebuilt IP dataset into a serving app', () => {
     await app.http.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.http.server.address() as { port: number }).port;
     const random = mulberry32(7);
-    const ips = Array.from({ length: 5_000 }, () => [1 + Math.floor(random() * 222), 0, 0, 0].map((o, i) => (i === 0 ? o : Math.floor(random() * 256))).join('.'));
+    const ips = Array.from({ length: 5_000 }, () =>
+      [1 + Math.floor(random() * 222), 0, 0, 0].map((o, i) => (i === 0 ? o : Math.floor(random() * 256))).join('.'),
+    );
 
     const oldVersion = dataVersion(first.info, []).header;
     const newBuild = first.info.built_at + 3_600;
@@ -51,20 +53,33 @@ describe('swapping a rebuilt IP dataset into a serving app', () => {
 
     const all = perConnection.flat();
     assert.ok(all.length > 200, `load ran (${all.length} requests)`);
-    assert.deepEqual(all.filter((s) => s.status !== 200).map((s) => s.status), [], 'no request failed during the swap');
+    assert.deepEqual(
+      all.filter((s) => s.status !== 200).map((s) => s.status),
+      [],
+      'no request failed during the swap',
+    );
     for (const samples of perConnection) {
       const versions = samples.map((s) => s.version);
-      assert.ok(versions.every((v) => v === oldVersion || v === newVersion), 'every answer names one of the two versions');
+      assert.ok(
+        versions.every((v) => v === oldVersion || v === newVersion),
+        'every answer names one of the two versions',
+      );
       const firstNew = versions.indexOf(newVersion);
       assert.ok(firstNew > 0, 'each connection saw the old version, then the new one');
-      assert.ok(versions.slice(firstNew).every((v) => v === newVersion), 'never the old version again after the new one');
+      assert.ok(
+        versions.slice(firstNew).every((v) => v === newVersion),
+        'never the old version again after the new one',
+      );
     }
     assert.equal(app.lookupData.view().version.header, newVersion);
     // Loading the file on the event loop holds it for the whole load (about half a second on a quiet
     // machine); the worker does it off the loop. Compared with that load measured here, on this machine
     // now, so a busy machine slows both sides.
     const heldMs = loop.max / 1e6;
-    assert.ok(heldMs < syncLoadMs / 2, `event loop held ${Math.round(heldMs)} ms during a ${Math.round(swapMs)} ms swap (a load on the loop: ${Math.round(syncLoadMs)} ms)`);
+    assert.ok(
+      heldMs < syncLoadMs / 2,
+      `event loop held ${Math.round(heldMs)} ms during a ${Math.round(swapMs)} ms swap (a load on the loop: ${Math.round(syncLoadMs)} ms)`,
+    );
 
     // A damaged file is refused: the server keeps the dataset it has and says so in the metrics.
     writeFileSync(`${file}.tmp`, 'not a dataset');

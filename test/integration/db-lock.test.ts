@@ -14,7 +14,9 @@ const LOCKER = join(import.meta.dirname, '../helpers/hold-db-lock.ts');
 
 /** Another process holding umbra.db's lock for `seconds`; resolves once it holds it. */
 async function holdLock(t: TestContext, dataDir: string, mode: 'write', seconds: number): Promise<{ released: Promise<void> }> {
-  const p = spawn(process.execPath, ['--import', 'tsx', LOCKER, join(dataDir, 'umbra.db'), mode, String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const p = spawn(process.execPath, ['--import', 'tsx', LOCKER, join(dataDir, 'umbra.db'), mode, String(seconds)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   t.after(() => void p.kill('SIGKILL'));
   const lines = createInterface({ input: p.stdout! });
   let release!: () => void;
@@ -41,9 +43,14 @@ describe('The embedded database locked by another process', () => {
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));
     symlinkSync(await ensureRealDataset(), join(dataDir, 'ip-dataset.bin'));
     assert.equal(umbraCli(dataDir, ['admin', 'org', 'create', '--name', 'Lock', '--credits', '100000']).code, 0);
-    assert.equal(umbraCli(dataDir, ['admin', 'limits', 'set', '--org', 'Lock', '--bucket', 'lookup', '--rate', '100000', '--burst', '100000']).code, 0);
-    const warm = umbraCli(dataDir, ['admin', 'key', 'create', '--org', 'Lock', '--email', 'a@lock.test', '--scopes', 'BASIC']).json.key as string;
-    const cold = umbraCli(dataDir, ['admin', 'key', 'create', '--org', 'Lock', '--email', 'b@lock.test', '--scopes', 'BASIC']).json.key as string;
+    assert.equal(
+      umbraCli(dataDir, ['admin', 'limits', 'set', '--org', 'Lock', '--bucket', 'lookup', '--rate', '100000', '--burst', '100000']).code,
+      0,
+    );
+    const warm = umbraCli(dataDir, ['admin', 'key', 'create', '--org', 'Lock', '--email', 'a@lock.test', '--scopes', 'BASIC']).json
+      .key as string;
+    const cold = umbraCli(dataDir, ['admin', 'key', 'create', '--org', 'Lock', '--email', 'b@lock.test', '--scopes', 'BASIC']).json
+      .key as string;
     const server = await startServe(t, dataDir);
     const api = (path: string, key?: string) => fetch(`${server.origin}/api/v4${path}`, { headers: key ? { 'x-api-key': key } : {} });
     let charged = 0;

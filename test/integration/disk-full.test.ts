@@ -22,7 +22,12 @@ function batch(app: TestApp, base: number, n: number): string {
 }
 
 const post = (app: TestApp, body: string) =>
-  app.http.inject({ method: 'POST', url: '/internal/v1/ingest/proxies', payload: body, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+  app.http.inject({
+    method: 'POST',
+    url: '/internal/v1/ingest/proxies',
+    payload: body,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+  });
 
 /** Every line of every proxies partition under the data dir, each checked to be whole JSON. */
 function loggedLines(dataDir: string): string[] {
@@ -74,7 +79,10 @@ describe('Ingestion on a full disk', () => {
       assert.equal(found, acknowledged, 'records found on disk = records acknowledged');
       const health = await app.http.inject({ url: '/health' });
       assert.equal(health.statusCode, 503);
-      assert.ok(health.json().problems.some((p: string) => p.startsWith('disk:')), health.body);
+      assert.ok(
+        health.json().problems.some((p: string) => p.startsWith('disk:')),
+        health.body,
+      );
 
       rmSync(filler);
       await app.stores.disk!.refresh();
@@ -113,7 +121,10 @@ describe('Ingestion on a full disk', () => {
     assert.ok(refusedAt >= 1, 'some batches fit above the reserve, then ingestion is refused');
     const health = await app.http.inject({ url: '/health' });
     assert.equal(health.statusCode, 503);
-    assert.ok(health.json().problems.some((p: string) => /(below|too close to) the reserve of 4 MB/.test(p)), health.body);
+    assert.ok(
+      health.json().problems.some((p: string) => /(below|too close to) the reserve of 4 MB/.test(p)),
+      health.body,
+    );
     // The reserve is still free: nothing met ENOSPC.
     const fs = statfsSync(dir);
     assert.ok(fs.bavail * fs.bsize >= 4 * 1024 * 1024, 'the reserve is still free');
@@ -154,6 +165,9 @@ describe('Ingestion on a full disk', () => {
     assert.equal(body.accepted, 0);
     const health = await app.http.inject({ url: '/health' });
     assert.equal(health.statusCode, 503);
-    assert.ok(health.json().problems.some((p: string) => /disk: a write failed \(EROFS/.test(p)), health.body);
+    assert.ok(
+      health.json().problems.some((p: string) => /disk: a write failed \(EROFS/.test(p)),
+      health.body,
+    );
   });
 });

@@ -77,7 +77,10 @@ describe('umbra serve shutdown (real process)', () => {
     const inFlight = connect(port, '127.0.0.1');
     await new Promise((r) => inFlight.once('connect', r));
     const response = readResponse(inFlight);
-    inFlight.write(`POST /api/v4/lookup/ips HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`);
+    inFlight.write(
+      `POST /api/v4/lookup/ips HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: ` +
+        `${Buffer.byteLength(body)}\r\n\r\n`,
+    );
     inFlight.write(body.slice(0, 10));
     await new Promise((r) => setTimeout(r, 200));
 

@@ -21,8 +21,12 @@ const REPLAYED = 200_000;
 const INGESTED = 60_000;
 
 /** A public-looking IPv4 address per index, every one distinct (and one in ten IPv6). */
-const address = (i: number) => (i % 10 === 9 ? `2a02:6b8:${(i >>> 16).toString(16)}:${(i & 0xffff).toString(16)}::1` : `${20 + (i >>> 16)}.${(i >>> 8) & 255}.${i & 255}.7`);
-const proxy = (i: number, s: number) => `{"ip":"${address(i)}","provider":"BRIGHTDATA","type":"RESIDENTIAL_PROXY","timestamp":${s},"country_code":"US","asn":7922}`;
+const address = (i: number) =>
+  i % 10 === 9
+    ? `2a02:6b8:${(i >>> 16).toString(16)}:${(i & 0xffff).toString(16)}::1`
+    : `${20 + (i >>> 16)}.${(i >>> 8) & 255}.${i & 255}.7`;
+const proxy = (i: number, s: number) =>
+  `{"ip":"${address(i)}","provider":"BRIGHTDATA","type":"RESIDENTIAL_PROXY","timestamp":${s},"country_code":"US","asn":7922}`;
 
 interface Server {
   base: string;
@@ -75,7 +79,9 @@ async function intel(s: Server, ip: string): Promise<{ providers: Array<{ provid
 async function checkBudget(s: Server): Promise<{ addresses: number; evictions: { addresses: number } }> {
   const res = await fetch(`${s.base}/internal/v1/data-status`, { headers: { authorization: `Bearer ${TOKEN}` } });
   assert.equal(res.status, 200);
-  const stats = ((await res.json()) as { intelligence: { addresses: number; bytes: number; budget_bytes: number; evictions: { addresses: number } } }).intelligence;
+  const stats = (
+    (await res.json()) as { intelligence: { addresses: number; bytes: number; budget_bytes: number; evictions: { addresses: number } } }
+  ).intelligence;
   assert.equal(stats.budget_bytes, BUDGET_MB * 2 ** 20);
   assert.ok(stats.bytes <= stats.budget_bytes, `${stats.bytes} bytes held, budget ${stats.budget_bytes}`);
   const metrics = await (await fetch(`${s.base}/metrics`)).text();
@@ -114,20 +120,31 @@ describe('intelligence index memory budget (real process)', () => {
     const first = await serve(dataDir);
     t.after(() => first.proc.kill('SIGKILL'));
     // The JSON log is written asynchronously: give the warning a moment to arrive.
-    for (let i = 0; i < 50 && !first.stderr.some((l) => l.includes('reached its memory budget')); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.ok(first.stderr.some((l) => l.includes('intelligence index reached its memory budget')), `warned once it had to evict:\n${first.stderr.join('\n')}`);
+    for (let i = 0; i < 50 && !first.stderr.some((l) => l.includes('reached its memory budget')); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    assert.ok(
+      first.stderr.some((l) => l.includes('intelligence index reached its memory budget')),
+      `warned once it had to evict:\n${first.stderr.join('\n')}`,
+    );
     assert.equal(first.stderr.filter((l) => l.includes('reached its memory budget')).length, 1);
     assert.equal((await fetch(`${first.base}/health`)).status, 200);
     const afterReplay = await checkBudget(first);
     assert.ok(afterReplay.addresses < REPLAYED && afterReplay.evictions.addresses > 0, `${afterReplay.addresses} held`);
     // The replay keeps the most recent: the last records are known, the first ones answer as never seen.
     assert.deepEqual((await intel(first, address(REPLAYED - 1))).categories, ['RESIDENTIAL_PROXY']);
-    assert.deepEqual((await intel(first, address(REPLAYED - 2))).providers.map((p) => p.provider), ['BRIGHTDATA']);
+    assert.deepEqual(
+      (await intel(first, address(REPLAYED - 2))).providers.map((p) => p.provider),
+      ['BRIGHTDATA'],
+    );
     assert.deepEqual(await intel(first, address(0)), { risk_score: 0, behavior: [], categories: [], devices: [], providers: [] });
 
     // Live ingestion through the operator endpoint: more new addresses, still inside the budget.
     const body = Array.from({ length: INGESTED }, (_, k) => proxy(REPLAYED + k, nowS - 60)).join('\n');
-    const ingest = await fetch(`${first.base}/internal/v1/ingest/proxies`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' }, body });
+    const ingest = await fetch(`${first.base}/internal/v1/ingest/proxies`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+      body,
+    });
     assert.equal(ingest.status, 200, await ingest.clone().text());
     assert.equal(((await ingest.json()) as { accepted: number }).accepted, INGESTED);
     assert.deepEqual((await intel(first, address(REPLAYED + INGESTED - 1))).categories, ['RESIDENTIAL_PROXY']);

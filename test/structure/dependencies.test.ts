@@ -12,11 +12,22 @@ interface Cruised {
 
 /** dependency-cruiser over src/ with the repository's rules (.dependency-cruiser.cjs), as JSON. */
 function cruise(): Cruised {
-  const out = execFileSync(process.execPath, [join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const out = execFileSync(
+    process.execPath,
+    [
+      join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'),
+      'src',
+      '--config',
+      '.dependency-cruiser.cjs',
+      '--output-type',
+      'json',
+    ],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   return JSON.parse(out) as Cruised;
 }
 
@@ -62,7 +73,9 @@ describe('The module structure', () => {
   const result = cruise();
 
   it('should break none of the import rules: no file cycles, the domain free of transports and storage, lib at the bottom', () => {
-    const lines = result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.cycle ? v.cycle.map((c) => c.name).join(' → ') : v.to}`);
+    const lines = result.summary.violations.map(
+      (v) => `${v.rule.name}: ${v.from} → ${v.cycle ? v.cycle.map((c) => c.name).join(' → ') : v.to}`,
+    );
     assert.deepEqual(lines, []);
   });
 

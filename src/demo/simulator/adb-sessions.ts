@@ -27,7 +27,12 @@ export function createAdbGenerator(deps: SimulatorDeps) {
     if (active.length === 0 || (active.length < MAX_ACTIVE && chance(rng, NEW_SESSION_CHANCE))) {
       const script = weighted(rng, scriptWeights);
       // Infected phones and TV boxes spread the worm; VPS operators run the miner campaigns.
-      s = { id: hex(rng, 16), sourceIp: sourceAddress(rng, chance(rng, 0.6) ? 'iot' : 'abuse'), commands: script.commands(rng, payloadHost(rng)), next: 0 };
+      s = {
+        id: hex(rng, 16),
+        sourceIp: sourceAddress(rng, chance(rng, 0.6) ? 'iot' : 'abuse'),
+        commands: script.commands(rng, payloadHost(rng)),
+        next: 0,
+      };
       active.push(s);
     } else {
       s = pick(rng, active);

@@ -32,23 +32,66 @@ type Kind = 'string' | 'integer' | 'boolean' | 'object' | 'array' | 'object|null
 const META: Kind = 'object';
 const SHAPES: Record<FeedId, Record<string, Kind>> = {
   proxies: { ip: 'string', provider: 'string', type: 'string', timestamp: 'integer', country_code: 'string', asn: 'integer' },
-  anonymizers: { range_start: 'string', range_end: 'string', provider: 'string', type: 'string', timestamp: 'integer', country_code: 'string', asn: 'integer' },
+  anonymizers: {
+    range_start: 'string',
+    range_end: 'string',
+    provider: 'string',
+    type: 'string',
+    timestamp: 'integer',
+    country_code: 'string',
+    asn: 'integer',
+  },
   torrents: {
-    info_hash: 'string', name: 'string', magnet_uri: 'string', total_size: 'integer', piece_length: 'integer',
-    file_count: 'integer', files: 'array', peers: 'array', timestamp: 'integer',
+    info_hash: 'string',
+    name: 'string',
+    magnet_uri: 'string',
+    total_size: 'integer',
+    piece_length: 'integer',
+    file_count: 'integer',
+    files: 'array',
+    peers: 'array',
+    timestamp: 'integer',
   },
   honeypot_http: {
-    timestamp: 'integer', tunnel_id: 'integer', domain: 'string', port: 'integer', protocol: 'string', meta: META,
-    details: 'object', raw: 'string', source_ip: 'string',
+    timestamp: 'integer',
+    tunnel_id: 'integer',
+    domain: 'string',
+    port: 'integer',
+    protocol: 'string',
+    meta: META,
+    details: 'object',
+    raw: 'string',
+    source_ip: 'string',
   },
   honeypot_https: {
-    timestamp: 'integer', tunnel_id: 'integer', domain: 'string', port: 'integer', protocol: 'string', meta: META,
-    details: 'object|null', raw: 'string', source_ip: 'string',
+    timestamp: 'integer',
+    tunnel_id: 'integer',
+    domain: 'string',
+    port: 'integer',
+    protocol: 'string',
+    meta: META,
+    details: 'object|null',
+    raw: 'string',
+    source_ip: 'string',
   },
   honeypot_dns: {
-    timestamp: 'integer', tunnel_id: 'integer', domain: 'string', port: 'integer', meta: META, qname: 'string', qtype: 'string', source_ip: 'string',
+    timestamp: 'integer',
+    tunnel_id: 'integer',
+    domain: 'string',
+    port: 'integer',
+    meta: META,
+    qname: 'string',
+    qtype: 'string',
+    source_ip: 'string',
   },
-  honeypot_adb: { session: 'string', sequential_id: 'integer', command: 'string', hash: 'string', timestamp: 'integer', source_ip: 'string' },
+  honeypot_adb: {
+    session: 'string',
+    sequential_id: 'integer',
+    command: 'string',
+    hash: 'string',
+    timestamp: 'integer',
+    source_ip: 'string',
+  },
   ja4t: { ip: 'string', ja4t: 'string', provider: 'string', type: 'string', timestamp: 'integer', country_code: 'string', asn: 'integer' },
 };
 
@@ -80,8 +123,10 @@ describe(createGenerators.name, () => {
   });
 
   it('should put timestamps in seconds for network feeds and in milliseconds for honeypot feeds', () => {
-    for (const feed of ['proxies', 'anonymizers', 'torrents', 'ja4t'] as const) assert.equal(records[feed][0]!.timestamp, Math.floor(TS_MS / 1000));
-    for (const feed of ['honeypot_http', 'honeypot_https', 'honeypot_dns', 'honeypot_adb'] as const) assert.equal(records[feed][0]!.timestamp, TS_MS);
+    for (const feed of ['proxies', 'anonymizers', 'torrents', 'ja4t'] as const)
+      assert.equal(records[feed][0]!.timestamp, Math.floor(TS_MS / 1000));
+    for (const feed of ['honeypot_http', 'honeypot_https', 'honeypot_dns', 'honeypot_adb'] as const)
+      assert.equal(records[feed][0]!.timestamp, TS_MS);
   });
 
   it('should take ASN and country from deps.network for the reported address', () => {
@@ -121,10 +166,15 @@ describe(createGenerators.name, () => {
     for (const t of records.torrents) {
       assert.match(t.info_hash, /^[0-9a-f]{40}$/);
       assert.equal(t.file_count, t.files.length);
-      assert.equal(t.total_size, t.files.reduce((s: number, f: Rec) => s + f.length, 0));
+      assert.equal(
+        t.total_size,
+        t.files.reduce((s: number, f: Rec) => s + f.length, 0),
+      );
       assert.ok(t.piece_length >= 16_384 && t.piece_length <= 16_777_216 && (t.piece_length & (t.piece_length - 1)) === 0);
       const single = t.file_count === 1 && t.files[0].path === t.name;
-      const hash = createHash('sha1').update(bencode(infoDict(t.name, t.piece_length, t.files, single))).digest('hex');
+      const hash = createHash('sha1')
+        .update(bencode(infoDict(t.name, t.piece_length, t.files, single)))
+        .digest('hex');
       assert.equal(t.info_hash, hash, t.name);
       const m = new URL(t.magnet_uri);
       assert.equal(m.protocol, 'magnet:');

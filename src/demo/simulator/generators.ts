@@ -41,5 +41,8 @@ export const FEED_WEIGHTS: Readonly<Record<FeedId, number>> = {
 
 /** Draws which feed the next record belongs to, in proportion to the weights. */
 export function pickFeed(rng: Rng, weights: Readonly<Record<FeedId, number>> = FEED_WEIGHTS): FeedId {
-  return weighted(rng, FEED_IDS.map((id) => [id, weights[id]] as const));
+  return weighted(
+    rng,
+    FEED_IDS.map((id) => [id, weights[id]] as const),
+  );
 }

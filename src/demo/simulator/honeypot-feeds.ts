@@ -46,7 +46,12 @@ export function createHttpGenerator(deps: SimulatorDeps) {
       port,
       protocol: 'http',
       meta: metaOf(tunnel),
-      details: { method: req.method, uri: req.uri, version: client.version, headers: Object.fromEntries(headers) as Record<string, string> },
+      details: {
+        method: req.method,
+        uri: req.uri,
+        version: client.version,
+        headers: Object.fromEntries(headers) as Record<string, string>,
+      },
       raw,
       source_ip,
     };
@@ -87,20 +92,35 @@ export function createHttpsGenerator(deps: SimulatorDeps) {
 
 type DnsQuery = (rng: Rng, zone: string, host: string) => { qname: string; qtype: string; source: SourceClass | 'resolver' };
 
-const SUBDOMAIN_WORDLIST = ['vpn', 'mail', 'admin', 'dev', 'test', 'staging', 'api', 'portal', 'remote', 'git', 'owa', 'citrix', 'jira', 'backup'];
+const SUBDOMAIN_WORDLIST = [
+  'vpn',
+  'mail',
+  'admin',
+  'dev',
+  'test',
+  'staging',
+  'api',
+  'portal',
+  'remote',
+  'git',
+  'owa',
+  'citrix',
+  'jira',
+  'backup',
+];
 
 /** The query mix an exposed authoritative server sees: real lookups, floods, probes and enumeration. */
 const DNS_QUERIES: ReadonlyArray<readonly [DnsQuery, number]> = [
   // Random-subdomain ("water torture") floods arrive through open and public resolvers.
   [(r, z) => ({ qname: `${alnum(r, int(r, 6, 12))}.${z}`, qtype: pick(r, ['A', 'A', 'AAAA']), source: 'resolver' }), 20],
   // ANY probes: checking the zone as a reflection amplifier.
-  [(r, z) => ({ qname: z, qtype: 'ANY', source: 'abuse' }), 12],
+  [(_r, z) => ({ qname: z, qtype: 'ANY', source: 'abuse' }), 12],
   [(r, z, h) => ({ qname: h === z ? `www.${z}` : h, qtype: pick(r, ['A', 'AAAA', 'HTTPS']), source: 'resolver' }), 25],
-  [(r, z) => ({ qname: `_dmarc.${z}`, qtype: 'TXT', source: 'resolver' }), 6],
+  [(_r, z) => ({ qname: `_dmarc.${z}`, qtype: 'TXT', source: 'resolver' }), 6],
   [(r, z) => ({ qname: z, qtype: pick(r, ['MX', 'NS', 'SOA', 'TXT']), source: 'resolver' }), 18],
   [(r, z) => ({ qname: pick(r, [`_sip._tcp.${z}`, `_autodiscover._tcp.${z}`, `_ldap._tcp.${z}`]), qtype: 'SRV', source: 'resolver' }), 3],
   [(r, z) => ({ qname: pick(r, [`autodiscover.${z}`, `www.${z}`]), qtype: 'CNAME', source: 'resolver' }), 4],
-  [(r, z, h) => ({ qname: `_acme-challenge.${h}`, qtype: 'TXT', source: 'resolver' }), 2],
+  [(_r, _z, h) => ({ qname: `_acme-challenge.${h}`, qtype: 'TXT', source: 'resolver' }), 2],
   // Subdomain brute-forcing straight from scanners' own hosts.
   [(r, z) => ({ qname: `${pick(r, SUBDOMAIN_WORDLIST)}.${z}`, qtype: 'A', source: 'abuse' }), 8],
 ];

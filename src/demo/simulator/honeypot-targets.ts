@@ -8,16 +8,46 @@ import { seedFrom, stableRng } from './random.ts';
  * honeypots impersonate: VPN portals, webmail, CI, NAS boxes and forgotten staging sites.
  */
 export const HONEYPOT_HOSTS: readonly string[] = [
-  'vpn.northwind-bank.com', 'mail.acme-logistics.com', 'dev.example-shop.io', 'acme-logistics.com',
-  'owa.fairmont-insurance.com', 'jenkins.corvid-labs.dev', 'example-shop.io', 'remote.fairmont-insurance.com',
-  'nas.kestrel-home.net', 'wp.saltmarsh-coffee.com', 'git.corvid-labs.dev', 'citrix.meridian-freight.com',
-  'api.example-shop.io', 'northwind-bank.com', 'grafana.tessera-analytics.io', 'webmail.hollis-law.co.uk',
-  'cam01.kestrel-home.net', 'portal.brightpath-health.org', 'staging.brightpath-health.org', 'saltmarsh-coffee.com',
-  'router.kestrel-home.net', 'kibana.tessera-analytics.io', 'sso.meridian-freight.com', 'api.pinecrest-pay.com',
-  'shop.lumen-outdoor.de', 'moodle.riverbend-schools.org', 'corvid-labs.dev', 'vpn.verdant-energy.co',
-  'admin.riverbend-schools.org', 'cloud.tessera-analytics.io', 'hollis-law.co.uk', 'pinecrest-pay.com',
-  'blog.saltmarsh-coffee.com', 'files.orchid-design.studio', 'crm.verdant-energy.co', 'lumen-outdoor.de',
-  'ftp.oldmill-printing.com', 'intranet.granite-civil.com.au', 'mx1.granite-civil.com.au', 'test.quokka-apps.app',
+  'vpn.northwind-bank.com',
+  'mail.acme-logistics.com',
+  'dev.example-shop.io',
+  'acme-logistics.com',
+  'owa.fairmont-insurance.com',
+  'jenkins.corvid-labs.dev',
+  'example-shop.io',
+  'remote.fairmont-insurance.com',
+  'nas.kestrel-home.net',
+  'wp.saltmarsh-coffee.com',
+  'git.corvid-labs.dev',
+  'citrix.meridian-freight.com',
+  'api.example-shop.io',
+  'northwind-bank.com',
+  'grafana.tessera-analytics.io',
+  'webmail.hollis-law.co.uk',
+  'cam01.kestrel-home.net',
+  'portal.brightpath-health.org',
+  'staging.brightpath-health.org',
+  'saltmarsh-coffee.com',
+  'router.kestrel-home.net',
+  'kibana.tessera-analytics.io',
+  'sso.meridian-freight.com',
+  'api.pinecrest-pay.com',
+  'shop.lumen-outdoor.de',
+  'moodle.riverbend-schools.org',
+  'corvid-labs.dev',
+  'vpn.verdant-energy.co',
+  'admin.riverbend-schools.org',
+  'cloud.tessera-analytics.io',
+  'hollis-law.co.uk',
+  'pinecrest-pay.com',
+  'blog.saltmarsh-coffee.com',
+  'files.orchid-design.studio',
+  'crm.verdant-energy.co',
+  'lumen-outdoor.de',
+  'ftp.oldmill-printing.com',
+  'intranet.granite-civil.com.au',
+  'mx1.granite-civil.com.au',
+  'test.quokka-apps.app',
 ];
 
 const TWO_LABEL_SUFFIXES = new Set(['co.uk', 'com.au', 'org.uk', 'co.jp']);
@@ -69,6 +99,22 @@ export function metaOf(t: Tunnel): { proxy_ip: string; server: string; pool_id: 
   return { proxy_ip: t.proxy_ip, server: t.server, pool_id: t.pool_id, provider: t.provider };
 }
 
-export const HTTP_PORTS = [[80, 60], [8080, 15], [8000, 8], [8888, 6], [3000, 5], [5000, 6]] as const;
-export const HTTPS_PORTS = [[443, 75], [8443, 15], [4443, 5], [9443, 5]] as const;
-export const DNS_PORTS = [[53, 85], [853, 8], [5353, 7]] as const;
+export const HTTP_PORTS = [
+  [80, 60],
+  [8080, 15],
+  [8000, 8],
+  [8888, 6],
+  [3000, 5],
+  [5000, 6],
+] as const;
+export const HTTPS_PORTS = [
+  [443, 75],
+  [8443, 15],
+  [4443, 5],
+  [9443, 5],
+] as const;
+export const DNS_PORTS = [
+  [53, 85],
+  [853, 8],
+  [5353, 7],
+] as const;

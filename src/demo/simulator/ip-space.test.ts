@@ -26,7 +26,12 @@ describe('addressIn', () => {
 describe('rangeIn', () => {
   it('should return an aligned block of the asked size inside the parent', () => {
     const rng = mulberry32(2);
-    for (const [cidr, len] of [['146.70.0.0/16', 29], ['146.70.0.0/16', 32], ['2a01:4f8::/32', 56], ['2a01:4f8::/32', 64]] as const) {
+    for (const [cidr, len] of [
+      ['146.70.0.0/16', 29],
+      ['146.70.0.0/16', 32],
+      ['2a01:4f8::/32', 56],
+      ['2a01:4f8::/32', 64],
+    ] as const) {
       for (let i = 0; i < 50; i++) {
         const { start, end } = rangeIn(rng, cidr, len);
         const width = cidr.includes(':') ? 128 : 32;

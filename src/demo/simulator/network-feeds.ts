@@ -89,8 +89,21 @@ export function createJa4tGenerator(deps: SimulatorDeps) {
 }
 
 /** Prefix lengths of published exit ranges: mostly single servers, some small server racks. */
-const V4_RANGE_LENGTHS = [[32, 5], [30, 1], [29, 2], [28, 2], [27, 1], [26, 1]] as const;
-const V6_RANGE_LENGTHS = [[64, 5], [60, 1], [56, 2], [52, 1], [48, 1]] as const;
+const V4_RANGE_LENGTHS = [
+  [32, 5],
+  [30, 1],
+  [29, 2],
+  [28, 2],
+  [27, 1],
+  [26, 1],
+] as const;
+const V6_RANGE_LENGTHS = [
+  [64, 5],
+  [60, 1],
+  [56, 2],
+  [52, 1],
+  [48, 1],
+] as const;
 
 function vpnCidrs(v: VpnProvider): string[] {
   return cidrsOf(v.kinds, v.owners);

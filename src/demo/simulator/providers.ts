@@ -37,8 +37,14 @@ export const PROXY_SPACE: Record<ProxyType, ReadonlyArray<readonly [SpaceKind, n
   RESIDENTIAL_PROXY: [['residential', 1]],
   MOBILE_PROXY: [['mobile', 1]],
   DATACENTER_PROXY: [['hosting', 1]],
-  PUBLIC_PROXY: [['hosting', 3], ['residential', 2]],
-  BLOCKCHAIN_PROXY: [['residential', 7], ['hosting', 3]],
+  PUBLIC_PROXY: [
+    ['hosting', 3],
+    ['residential', 2],
+  ],
+  BLOCKCHAIN_PROXY: [
+    ['residential', 7],
+    ['hosting', 3],
+  ],
 };
 
 export interface VpnProvider {
@@ -70,5 +76,11 @@ export const VPN_PROVIDERS: readonly VpnProvider[] = [
   { tag: 'CISCO_UMBRELLA', weight: 2, type: 'ENTERPRISE_VPN', kinds: ['enterprise'], owners: ['CISCO_UMBRELLA'] },
   { tag: 'APPLE_PRIVATE_RELAY', weight: 8, type: 'PRIVATE_RELAY', kinds: ['relay'] },
   // Most exits sit on a few dedicated operators' blocks; the rest on cheap European hosting.
-  { tag: 'TOR', weight: 6, type: 'TOR_NODE', kinds: ['tor', 'hosting'], owners: ['TOR_EXITS_DE', 'TOR_EXITS_NL', 'HETZNER', 'OVH', 'M247'] },
+  {
+    tag: 'TOR',
+    weight: 6,
+    type: 'TOR_NODE',
+    kinds: ['tor', 'hosting'],
+    owners: ['TOR_EXITS_DE', 'TOR_EXITS_NL', 'HETZNER', 'OVH', 'M247'],
+  },
 ];

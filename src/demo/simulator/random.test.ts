@@ -27,7 +27,14 @@ describe('weighted', () => {
   it('should never pick a zero-weight entry and roughly follow the weights', () => {
     const rng = mulberry32(9);
     const counts = { a: 0, b: 0, c: 0 };
-    for (let i = 0; i < 10_000; i++) counts[weighted(rng, [['a', 3], ['b', 1], ['c', 0]] as const)]++;
+    for (let i = 0; i < 10_000; i++)
+      counts[
+        weighted(rng, [
+          ['a', 3],
+          ['b', 1],
+          ['c', 0],
+        ] as const)
+      ]++;
     assert.equal(counts.c, 0);
     assert.ok(counts.a > 2 * counts.b && counts.a < 4 * counts.b);
   });

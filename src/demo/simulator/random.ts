@@ -47,7 +47,7 @@ export function weighted<T>(rng: Rng, entries: ReadonlyArray<readonly [T, number
 
 /** Weights 1/(rank+1)^s: a few items get most of the traffic, as with real honeypot domains. */
 export function zipfWeights<T>(items: readonly T[], s = 1.1): Array<readonly [T, number]> {
-  return items.map((item, rank) => [item, 1 / Math.pow(rank + 1, s)] as const);
+  return items.map((item, rank) => [item, 1 / (rank + 1) ** s] as const);
 }
 
 const HEX = '0123456789abcdef';

@@ -21,7 +21,13 @@ function setup(t: { after(fn: () => unknown): void }) {
   const warnings: unknown[] = [];
   const logger = { info: () => {}, warn: (o: object) => void warnings.push(o) };
   const ingest = new IngestService(log, bus, new RecordValidator(() => clock.now()), logger);
-  const sim = new Simulator(ingest, simulatorDeps(() => tinyDataset, mulberry32(42)), clock, 1, logger);
+  const sim = new Simulator(
+    ingest,
+    simulatorDeps(() => tinyDataset, mulberry32(42)),
+    clock,
+    1,
+    logger,
+  );
   t.after(async () => {
     await log.close();
     rmSync(dir, { recursive: true, force: true });
@@ -35,7 +41,8 @@ describe(Simulator.name, () => {
     const ac = new AbortController();
     const seen = new Map<FeedId, number>();
     const subs = FEED_IDS.map(async (id) => {
-      for await (const batch of bus.subscribe(id, { signal: ac.signal, maxBuffered: 100_000 })) seen.set(id, (seen.get(id) ?? 0) + batch.length);
+      for await (const batch of bus.subscribe(id, { signal: ac.signal, maxBuffered: 100_000 }))
+        seen.set(id, (seen.get(id) ?? 0) + batch.length);
     });
     for (let second = 0; second < 5; second++) {
       await sim.tick(1);
@@ -45,7 +52,10 @@ describe(Simulator.name, () => {
     await Promise.all(subs);
     assert.deepEqual(warnings, [], 'no simulated record was refused by validation');
     for (const id of FEED_IDS) assert.ok((seen.get(id) ?? 0) >= 1, `${id} got ${seen.get(id) ?? 0} records in 5 s`);
-    assert.equal(sim.count, [...seen.values()].reduce((a, b) => a + b, 0));
+    assert.equal(
+      sim.count,
+      [...seen.values()].reduce((a, b) => a + b, 0),
+    );
   });
 
   it('should backfill 48 hours of valid records into the hourly partitions of every feed', async (t) => {

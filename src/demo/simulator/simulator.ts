@@ -85,7 +85,10 @@ export class Simulator {
       const n = Math.floor(this.owed[id] + 1e-9);
       if (n === 0) continue;
       this.owed[id] -= n;
-      await this.publish(id, Array.from({ length: n }, () => now));
+      await this.publish(
+        id,
+        Array.from({ length: n }, () => now),
+      );
     }
   }
 
@@ -93,7 +96,9 @@ export class Simulator {
     if (this.rate <= 0 || this.timer) return;
     this.timer = setInterval(() => {
       // Ticks never overlap: a slow disk delays the next one instead of piling them up.
-      this.running = this.running.then(() => this.tick(intervalMs / 1000)).catch((e) => this.logger.warn({ err: (e as Error).message }, 'simulator tick failed'));
+      this.running = this.running
+        .then(() => this.tick(intervalMs / 1000))
+        .catch((e) => this.logger.warn({ err: (e as Error).message }, 'simulator tick failed'));
     }, intervalMs);
     this.timer.unref();
   }

@@ -20,14 +20,39 @@ interface PoolSpec {
 const ABUSE_HOSTING = ['DIGITALOCEAN', 'AWS', 'VULTR', 'TENCENT', 'CONTABO', 'GCP', 'AZURE', 'OVH', 'LINODE'];
 
 const POOLS: Record<'abuse' | 'iot' | 'payload', PoolSpec> = {
-  abuse: { size: 60, share: 0.7, space: [['scanner', ['IP_VOLUME', 'TECHOFF', 'HOST_BALTIC', 'CHINANET_JIANGSU', 'CHINANET_ZHEJIANG'], 4], ['hosting', ABUSE_HOSTING, 6]] },
-  iot: { size: 80, share: 0.5, space: [['residential', ['VNPT', 'CHINANET'], 5], ['residential', undefined, 2], ['mobile', undefined, 2]] },
+  abuse: {
+    size: 60,
+    share: 0.7,
+    space: [
+      ['scanner', ['IP_VOLUME', 'TECHOFF', 'HOST_BALTIC', 'CHINANET_JIANGSU', 'CHINANET_ZHEJIANG'], 4],
+      ['hosting', ABUSE_HOSTING, 6],
+    ],
+  },
+  iot: {
+    size: 80,
+    share: 0.5,
+    space: [
+      ['residential', ['VNPT', 'CHINANET'], 5],
+      ['residential', undefined, 2],
+      ['mobile', undefined, 2],
+    ],
+  },
   // Droppers' download servers: a handful of cheap VPSes at any time.
-  payload: { size: 8, share: 1, space: [['hosting', ['DIGITALOCEAN', 'VULTR', 'CONTABO', 'TENCENT'], 1], ['scanner', ['TECHOFF', 'HOST_BALTIC'], 1]] },
+  payload: {
+    size: 8,
+    share: 1,
+    space: [
+      ['hosting', ['DIGITALOCEAN', 'VULTR', 'CONTABO', 'TENCENT'], 1],
+      ['scanner', ['TECHOFF', 'HOST_BALTIC'], 1],
+    ],
+  },
 };
 
 function draw(rng: Rng, spec: PoolSpec): string {
-  const [kind, owners] = weighted(rng, spec.space.map((s) => [s, s[2]] as const));
+  const [kind, owners] = weighted(
+    rng,
+    spec.space.map((s) => [s, s[2]] as const),
+  );
   // v4 only: droppers and IoT malware are overwhelmingly IPv4.
   const cidrs = cidrsOf(kind, owners).filter((c) => !c.includes(':'));
   return addressIn(rng, weighted(rng, cidrWeights(cidrs)));

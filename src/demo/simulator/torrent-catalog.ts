@@ -38,7 +38,11 @@ export const CATALOG: readonly TorrentSpec[] = [
   single('debian-12.7.0-amd64-netinst.iso', 661_651_456, DEBIAN),
   {
     name: 'Big Buck Bunny',
-    files: [['Big Buck Bunny.en.srt', 140], ['Big Buck Bunny.mp4', 276_134_947], ['poster.jpg', 310_380]],
+    files: [
+      ['Big Buck Bunny.en.srt', 140],
+      ['Big Buck Bunny.mp4', 276_134_947],
+      ['poster.jpg', 310_380],
+    ],
     trackers: WEBTORRENT,
   },
   single('ubuntu-24.04.1-live-server-amd64.iso', 2_773_874_688, UBUNTU),
@@ -47,58 +51,113 @@ export const CATALOG: readonly TorrentSpec[] = [
   single('Fedora-Workstation-Live-x86_64-40-1.14.iso', 2_295_853_056, FEDORA),
   {
     name: 'Sintel',
-    files: [['Sintel.mp4', 129_241_752], ['Sintel.en.srt', 1514], ['Sintel.de.srt', 1652], ['Sintel.fr.srt', 1554], ['poster.jpg', 46_115]],
+    files: [
+      ['Sintel.mp4', 129_241_752],
+      ['Sintel.en.srt', 1514],
+      ['Sintel.de.srt', 1652],
+      ['Sintel.fr.srt', 1554],
+      ['poster.jpg', 46_115],
+    ],
     trackers: WEBTORRENT,
   },
   {
     name: 'Night of the Living Dead (1968) [1080p]',
-    files: [['Night.of.the.Living.Dead.1968.1080p.BluRay.x264.mkv', 7.9 * GiB], ['Night.of.the.Living.Dead.1968.1080p.BluRay.x264.en.srt', 62_000], ['README.txt', 1_200]],
+    files: [
+      ['Night.of.the.Living.Dead.1968.1080p.BluRay.x264.mkv', 7.9 * GiB],
+      ['Night.of.the.Living.Dead.1968.1080p.BluRay.x264.en.srt', 62_000],
+      ['README.txt', 1_200],
+    ],
     trackers: COMMON,
   },
   single('ubuntu-22.04.5-desktop-amd64.iso', 4_762_707_968, UBUNTU),
   single('FreeBSD-14.1-RELEASE-amd64-disc1.iso', 1.24 * GiB),
   {
     name: 'Tears of Steel',
-    files: [['tears_of_steel_1080p.mov', 584 * MiB], ['tears_of_steel_1080p.en.srt', 4_200], ['tears_of_steel_1080p.es.srt', 4_350]],
+    files: [
+      ['tears_of_steel_1080p.mov', 584 * MiB],
+      ['tears_of_steel_1080p.en.srt', 4_200],
+      ['tears_of_steel_1080p.es.srt', 4_350],
+    ],
     trackers: WEBTORRENT,
   },
   {
     name: 'Nine Inch Nails - The Slip (2008) [FLAC]',
     files: [
-      '01 - 999,999.flac', '02 - 1,000,000.flac', '03 - Letting You.flac', '04 - Discipline.flac', '05 - Echoplex.flac',
-      '06 - Head Down.flac', '07 - Lights in the Sky.flac', '08 - Corona Radiata.flac', '09 - The Four of Us Are Dying.flac', '10 - Demon Seed.flac',
-    ].map((f, i) => [f, (18 + ((i * 7) % 23)) * MiB] as const).concat([['cover.jpg', 1_843_000]]),
+      '01 - 999,999.flac',
+      '02 - 1,000,000.flac',
+      '03 - Letting You.flac',
+      '04 - Discipline.flac',
+      '05 - Echoplex.flac',
+      '06 - Head Down.flac',
+      '07 - Lights in the Sky.flac',
+      '08 - Corona Radiata.flac',
+      '09 - The Four of Us Are Dying.flac',
+      '10 - Demon Seed.flac',
+    ]
+      .map((f, i) => [f, (18 + ((i * 7) % 23)) * MiB] as const)
+      .concat([['cover.jpg', 1_843_000]]),
     trackers: COMMON,
   },
   single('debian-live-12.7.0-amd64-kde.iso', 3.1 * GiB, DEBIAN),
   {
     name: 'Nosferatu (1922) [1080p] [restored]',
-    files: [['Nosferatu.1922.1080p.BluRay.x264.mkv', 5.4 * GiB], ['Nosferatu.1922.1080p.BluRay.x264.en.srt', 18_000]],
+    files: [
+      ['Nosferatu.1922.1080p.BluRay.x264.mkv', 5.4 * GiB],
+      ['Nosferatu.1922.1080p.BluRay.x264.en.srt', 18_000],
+    ],
     trackers: COMMON,
   },
   {
     name: 'COCO 2017',
-    files: [['train2017.zip', 19_336_861_798], ['val2017.zip', 815_585_330], ['annotations_trainval2017.zip', 252_907_541]],
+    files: [
+      ['train2017.zip', 19_336_861_798],
+      ['val2017.zip', 815_585_330],
+      ['annotations_trainval2017.zip', 252_907_541],
+    ],
     trackers: ACADEMIC,
   },
   single('Rocky-9.4-x86_64-dvd.iso', 10.2 * GiB),
-  { name: 'LibriSpeech', files: [['train-clean-100.tar.gz', 6_387_309_499], ['dev-clean.tar.gz', 337_926_286], ['test-clean.tar.gz', 346_663_984]], trackers: ACADEMIC },
+  {
+    name: 'LibriSpeech',
+    files: [
+      ['train-clean-100.tar.gz', 6_387_309_499],
+      ['dev-clean.tar.gz', 337_926_286],
+      ['test-clean.tar.gz', 346_663_984],
+    ],
+    trackers: ACADEMIC,
+  },
   {
     name: 'Steamboat Willie (1928)',
-    files: [['Steamboat.Willie.1928.1080p.mp4', 412 * MiB], ['Steamboat.Willie.1928.en.srt', 900]],
+    files: [
+      ['Steamboat.Willie.1928.1080p.mp4', 412 * MiB],
+      ['Steamboat.Willie.1928.en.srt', 900],
+    ],
     trackers: COMMON,
   },
-  { name: 'Cosmos Laundromat', files: [['Cosmos_Laundromat_1080p.mkv', 1.1 * GiB], ['Cosmos_Laundromat.en.srt', 9_800]], trackers: WEBTORRENT },
+  {
+    name: 'Cosmos Laundromat',
+    files: [
+      ['Cosmos_Laundromat_1080p.mkv', 1.1 * GiB],
+      ['Cosmos_Laundromat.en.srt', 9_800],
+    ],
+    trackers: WEBTORRENT,
+  },
   single('tails-amd64-6.7.img', 1.42 * GiB),
   single('manjaro-kde-24.0.6-240729-linux69.iso', 3.9 * GiB),
   {
     name: 'The General (1926) [720p]',
-    files: [['The.General.1926.720p.BluRay.x264.mkv', 3.3 * GiB], ['The.General.1926.720p.BluRay.x264.en.srt', 11_000]],
+    files: [
+      ['The.General.1926.720p.BluRay.x264.mkv', 3.3 * GiB],
+      ['The.General.1926.720p.BluRay.x264.en.srt', 11_000],
+    ],
     trackers: COMMON,
   },
   {
     name: 'Plan 9 from Outer Space (1957)',
-    files: [['Plan.9.from.Outer.Space.1957.720p.mp4', 1.6 * GiB], ['Plan.9.from.Outer.Space.1957.en.srt', 70_000]],
+    files: [
+      ['Plan.9.from.Outer.Space.1957.720p.mp4', 1.6 * GiB],
+      ['Plan.9.from.Outer.Space.1957.en.srt', 70_000],
+    ],
     trackers: COMMON,
   },
 ];

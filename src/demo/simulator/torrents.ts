@@ -40,7 +40,11 @@ export function pieceLengthFor(totalSize: number): number {
 export function placeholderPieces(name: string, totalSize: number, pieceLength: number): Buffer {
   const count = Math.ceil(totalSize / pieceLength);
   const out = Buffer.alloc(count * 20);
-  for (let i = 0; i < count; i++) createHash('sha1').update(`${name}#${i}`).digest().copy(out, i * 20);
+  for (let i = 0; i < count; i++)
+    createHash('sha1')
+      .update(`${name}#${i}`)
+      .digest()
+      .copy(out, i * 20);
   return out;
 }
 
@@ -71,7 +75,9 @@ export function buildTorrent(spec: TorrentSpec): BuiltTorrent {
   }));
   const total = files.reduce((s, f) => s + f.length, 0);
   const pieceLength = pieceLengthFor(total);
-  const infoHash = createHash('sha1').update(bencode(infoDict(spec.name, pieceLength, files, singleFile))).digest('hex');
+  const infoHash = createHash('sha1')
+    .update(bencode(infoDict(spec.name, pieceLength, files, singleFile)))
+    .digest('hex');
   const t: BuiltTorrent = {
     info_hash: infoHash,
     name: spec.name,
@@ -93,14 +99,22 @@ interface Peer {
 }
 
 /** Leechers at home, a few phones, and seedboxes (which sit on Hetzner and OVH). */
-const PEER_SPACE: ReadonlyArray<readonly [SpaceKind, number]> = [['residential', 70], ['mobile', 5], ['hosting', 25]];
+const PEER_SPACE: ReadonlyArray<readonly [SpaceKind, number]> = [
+  ['residential', 70],
+  ['mobile', 5],
+  ['hosting', 25],
+];
 const SEEDBOX_OWNERS = ['HETZNER', 'OVH', 'LEASEWEB', 'CONTABO'];
 
 function freshPeer(rng: Rng): Peer {
   const space = weighted(rng, PEER_SPACE);
   const cidrs = space === 'hosting' ? cidrsOf(space, SEEDBOX_OWNERS) : cidrsOf(space);
   // Transmission's default 51413, the classic 6881-6889, otherwise qBittorrent's random listen port.
-  const port = weighted(rng, [[51413, 15], [int(rng, 6881, 6889), 15], [int(rng, 1024, 65535), 70]] as const);
+  const port = weighted(rng, [
+    [51413, 15],
+    [int(rng, 6881, 6889), 15],
+    [int(rng, 1024, 65535), 70],
+  ] as const);
   return { ip: addressIn(rng, weighted(rng, cidrWeights(cidrs))), port, encrypted: chance(rng, 0.55) };
 }
 
@@ -134,7 +148,11 @@ export function createTorrentsGenerator(deps: SimulatorDeps) {
         continue;
       }
       seen.add(p.ip);
-      const source = weighted(rng, [['DHT', 45], ['PEX', 25], [t.trackers.length ? pick(rng, t.trackers) : 'DHT', 30]] as const);
+      const source = weighted(rng, [
+        ['DHT', 45],
+        ['PEX', 25],
+        [t.trackers.length ? pick(rng, t.trackers) : 'DHT', 30],
+      ] as const);
       peers.push({ ip: p.ip, port: p.port, source, encrypted: p.encrypted });
     }
     return {

@@ -47,7 +47,13 @@ export function greaseFrom(random: RandomBytes): number {
 // Key share sizes clients really send; the ML-KEM hybrids carry the 1184-byte
 // encapsulation key plus the 32-byte X25519 share.
 const KEY_SHARE_LENGTH: ReadonlyMap<number, number> = new Map([
-  [0x001d, 32], [0x001e, 56], [0x0017, 65], [0x0018, 97], [0x0019, 133], [0x11ec, 1216], [0x6399, 1216],
+  [0x001d, 32],
+  [0x001e, 56],
+  [0x0017, 65],
+  [0x0018, 97],
+  [0x0019, 133],
+  [0x11ec, 1216],
+  [0x6399, 1216],
 ]);
 
 export interface KeyShareEntry {
@@ -65,7 +71,8 @@ export const ext = {
   signatureAlgorithms: (algs: readonly number[], code = 0x000d): Extension => ({ code, body: vec16(u16s(algs)) }),
   heartbeat: (): Extension => ({ code: 0x000f, body: u8(1) }),
   alpn: (ids: readonly string[], code = 0x0010): Extension => ({
-    code, body: vec16(...ids.map((id) => vec8(ascii(id)))),
+    code,
+    body: vec16(...ids.map((id) => vec8(ascii(id)))),
   }),
   compressCertificate: (algs: readonly number[]): Extension => ({ code: 0x001b, body: vec8(u16s(algs)) }),
   recordSizeLimit: (limit: number): Extension => ({ code: 0x001c, body: u16(limit) }),
@@ -74,13 +81,15 @@ export const ext = {
   pskKeyExchangeModes: (modes: readonly number[]): Extension => ({ code: 0x002d, body: vec8(Uint8Array.from(modes)) }),
   keyShare: (entries: readonly KeyShareEntry[], random: RandomBytes): Extension => ({
     code: 0x0033,
-    body: vec16(...entries.map(({ group, length }) => {
-      const n = length ?? KEY_SHARE_LENGTH.get(group) ?? 32;
-      const key = n === 1 ? new Uint8Array(1) : Uint8Array.from(random(n));
-      // Uncompressed NIST points start with 0x04; keep captures plausible.
-      if (group >= 0x0017 && group <= 0x0019) key[0] = 0x04;
-      return concat(u16(group), vec16(key));
-    })),
+    body: vec16(
+      ...entries.map(({ group, length }) => {
+        const n = length ?? KEY_SHARE_LENGTH.get(group) ?? 32;
+        const key = n === 1 ? new Uint8Array(1) : Uint8Array.from(random(n));
+        // Uncompressed NIST points start with 0x04; keep captures plausible.
+        if (group >= 0x0017 && group <= 0x0019) key[0] = 0x04;
+        return concat(u16(group), vec16(key));
+      }),
+    ),
   }),
   /** GREASE ECH as Chrome sends it when no ECH config is known. */
   echGrease: (random: RandomBytes): Extension => {

@@ -5,4 +5,8 @@ import { unary, type CallContext } from '../unary.ts';
 
 /** GetAccountInfo ↔ GET /account/me. */
 export const getAccountInfo = (ctx: CallContext, s: Services) =>
-  unary<Record<string, never>, unknown>(ctx, () => OPERATIONS.accountMe, async (caller) => ({ value: accountToProto(await s.accounts.accountInfo(caller)) }));
+  unary<Record<string, never>, unknown>(
+    ctx,
+    () => OPERATIONS.accountMe,
+    async (caller) => ({ value: accountToProto(await s.accounts.accountInfo(caller)) }),
+  );

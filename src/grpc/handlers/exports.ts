@@ -30,11 +30,13 @@ function segments(req: SnapshotRequest): { feed: FeedDef; date: string; hour: st
 }
 
 /** Hourly requests take the hourly operation's row (same scope, same bucket as its HTTP route). */
-const snapshotOp = (kind: 'download' | 'meta') => (req: SnapshotRequest): Operation => {
-  const { feed, hour } = segments(req);
-  const ops = FEED_EXPORT_OPERATIONS[feed.id];
-  return hour === undefined ? ops[kind] : kind === 'download' ? ops.hourDownload : ops.hourMeta;
-};
+const snapshotOp =
+  (kind: 'download' | 'meta') =>
+  (req: SnapshotRequest): Operation => {
+    const { feed, hour } = segments(req);
+    const ops = FEED_EXPORT_OPERATIONS[feed.id];
+    return hour === undefined ? ops[kind] : kind === 'download' ? ops.hourDownload : ops.hourMeta;
+  };
 
 /** ListExportSnapshots ↔ GET /feeds/S/export. */
 export const listExportSnapshots = (ctx: CallContext, s: Services) =>

@@ -68,7 +68,8 @@ function fail(call: ServerWritableStream<unknown, unknown>, failure: ReturnType<
   if (!call.cancelled) call.emit('error', failure);
 }
 
-const count = (ctx: CallContext, feed: FeedDef, code: number | undefined) => ctx.metrics.grpcCalls.inc({ method: feed.grpcStream, code: codeName(code) });
+const count = (ctx: CallContext, feed: FeedDef, code: number | undefined) =>
+  ctx.metrics.grpcCalls.inc({ method: feed.grpcStream, code: codeName(code) });
 
 async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStream<unknown, unknown>, stream: FeedStream): Promise<void> {
   ctx.metrics.streamsOpen.inc({ feed: feed.id });
@@ -93,10 +94,20 @@ async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStrea
   ctx.metrics.streamsOpen.dec({ feed: feed.id });
   ctx.metrics.streamsEnded.inc({ feed: feed.id, reason: why });
   ctx.logger.info({ operation: FEED_STREAM_OPERATIONS[feed.id].id, transport: 'grpc', end: why }, 'stream closed');
-  count(ctx, feed, why === 'client_closed' ? status.CANCELLED : why === 'slow_consumer' || why === 'backend' ? status.UNAVAILABLE : status.OK);
+  count(
+    ctx,
+    feed,
+    why === 'client_closed' ? status.CANCELLED : why === 'slow_consumer' || why === 'backend' ? status.UNAVAILABLE : status.OK,
+  );
   if (why === 'client_closed') return;
   // Routine ends are OK (the client reconnects at once); a consumer cut off or a failed backend is UNAVAILABLE, which clients retry.
-  if (why === 'slow_consumer') fail(call, { code: status.UNAVAILABLE, details: 'The stream fell too far behind the feed and was disconnected; reconnect and read faster.', metadata: new Metadata() });
-  else if (why === 'backend') fail(call, { code: status.UNAVAILABLE, details: 'The streaming backend is unavailable; retry shortly.', metadata: new Metadata() });
+  if (why === 'slow_consumer')
+    fail(call, {
+      code: status.UNAVAILABLE,
+      details: 'The stream fell too far behind the feed and was disconnected; reconnect and read faster.',
+      metadata: new Metadata(),
+    });
+  else if (why === 'backend')
+    fail(call, { code: status.UNAVAILABLE, details: 'The streaming backend is unavailable; retry shortly.', metadata: new Metadata() });
   else call.end();
 }

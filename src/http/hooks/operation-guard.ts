@@ -26,8 +26,7 @@ export function setRateLimitHeaders(reply: FastifyReply, d: RateDecision): void 
  * Installs the operation guard on every route whose config names an operations.ts row, bound to that
  * row when the route is registered (so no per-request route lookup). Call before adding routes.
  */
-// Any server and logger type: server.ts passes a pino-typed instance.
-export function registerOperationGuard(app: FastifyInstance<any, any, any, any>, guard: OperationGuard): void {
+export function registerOperationGuard(app: FastifyInstance, guard: OperationGuard): void {
   // Declared up front so every request object has the same shape.
   app.decorateRequest('caller', undefined);
   app.decorateRequest('operation', undefined);
@@ -56,7 +55,7 @@ export function operationGuard(op: Operation, decide: Admit | undefined): onRequ
   return function guard(req, reply, done) {
     req.operation = op;
     if (decide === undefined) return done();
-    let a;
+    let a: ReturnType<Admit>;
     try {
       a = decide(req.headers['x-api-key']);
     } catch (e) {

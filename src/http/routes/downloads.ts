@@ -19,7 +19,10 @@ export const download =
   async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
     const verified = store.verify(req.query as Record<string, string | undefined>);
     if (!verified.ok) {
-      const why = verified.reason === 'EXPIRED' ? 'This download URL has expired; request a new one from the export API.' : 'This download URL is not valid (tampered with, or not issued by this server).';
+      const why =
+        verified.reason === 'EXPIRED'
+          ? 'This download URL has expired; request a new one from the export API.'
+          : 'This download URL is not valid (tampered with, or not issued by this server).';
       throw new AppError('PERMISSION_DENIED', why);
     }
     const obj = await store.read(verified.key);

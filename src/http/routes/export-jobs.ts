@@ -26,5 +26,14 @@ export const exportJobs =
   (s: Services) =>
   async (req: FastifyRequest): Promise<unknown> => {
     const done = await s.runExportJob(req.body as ManualJobRequest);
-    return { snapshots: done.map((x) => ({ feed: x.feed, id: snapshotId(x.date, x.hour), kind: x.kind, rows: x.rows, size: x.size, checksum: x.checksum })) };
+    return {
+      snapshots: done.map((x) => ({
+        feed: x.feed,
+        id: snapshotId(x.date, x.hour),
+        kind: x.kind,
+        rows: x.rows,
+        size: x.size,
+        checksum: x.checksum,
+      })),
+    };
   };

@@ -56,7 +56,8 @@ export function feedExports(s: Services, feed: FeedDef): RouteSpec[] {
     {
       operation: ops.list,
       schema: { querystring: ListQuery, response: { 200: ExportList, ...errors } },
-      handler: async (req: FastifyRequest<{ Querystring: { limit?: string; cursor?: string } }>) => s.exports.list(feed, req.query.limit, req.query.cursor),
+      handler: async (req: FastifyRequest<{ Querystring: { limit?: string; cursor?: string } }>) =>
+        s.exports.list(feed, req.query.limit, req.query.cursor),
     },
     {
       operation: ops.download,
@@ -71,7 +72,8 @@ export function feedExports(s: Services, feed: FeedDef): RouteSpec[] {
     {
       operation: ops.hourDownload,
       schema: { params: Type.Object({ date: Date_, hour: Hour }), response: { ...Redirect, ...errors } },
-      handler: async (req: FastifyRequest<{ Params: P }>, reply) => redirect(reply, await s.exports.download(feed, req.params.date, req.params.hour)),
+      handler: async (req: FastifyRequest<{ Params: P }>, reply) =>
+        redirect(reply, await s.exports.download(feed, req.params.date, req.params.hour)),
     },
     {
       operation: ops.hourMeta,

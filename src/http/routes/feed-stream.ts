@@ -6,6 +6,7 @@ import { streamNdjson, type NdjsonOptions } from '../ndjson.ts';
 import type { RouteSpec } from '../route-spec.ts';
 import type { Metrics } from '../../metrics.ts';
 import { errorResponses } from '../schemas.ts';
+import type { StreamEnd } from '../../modules/feeds/stream-pump.ts';
 
 /** GET /feeds/{S}/stream: one route per feed of the catalog, all through the same stream service. */
 export const feedStream = (s: Services, metrics: Metrics, feed: FeedDef, options: NdjsonOptions, closing: AbortSignal): RouteSpec => ({
@@ -13,7 +14,9 @@ export const feedStream = (s: Services, metrics: Metrics, feed: FeedDef, options
   schema: {
     response: {
       200: {
-        description: `One ${feed.id} record per line (application/x-ndjson); an empty line is a keepalive. Closed cleanly after the stream lifetime; reconnect at once.`,
+        description:
+          `One ${feed.id} record per line (application/x-ndjson); an empty line is a keepalive. Closed cleanly after the ` +
+          `stream lifetime; reconnect at once.`,
         content: { 'application/x-ndjson': { schema: feed.schema } },
       },
       ...errorResponses([401, 403, 429, 503]),
@@ -22,7 +25,7 @@ export const feedStream = (s: Services, metrics: Metrics, feed: FeedDef, options
   handler: async (req, reply) => {
     const stream = await s.streams.open(callerOf(req), feed, closing);
     metrics.streamsOpen.inc({ feed: feed.id });
-    let end;
+    let end: StreamEnd;
     try {
       end = await streamNdjson(reply, stream, options, closing);
     } finally {

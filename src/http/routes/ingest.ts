@@ -5,6 +5,7 @@ import { csvItems } from '../../modules/feeds/csv-items.ts';
 import { findFeed } from '../../modules/feeds/feed-catalog.ts';
 import { ndjsonFromBytes } from '../../modules/feeds/line-splitter.ts';
 import type { Services } from '../../services.ts';
+import type { IngestSummary } from '../../modules/feeds/ingest-service.ts';
 
 export const INGEST_PATH = '/internal/v1/ingest';
 /** Bodies the ingestion route reads as a stream: NDJSON (and its other name), CSV for flat feeds. */
@@ -21,11 +22,13 @@ export const ingest =
     const feed = findFeed(name);
     if (!feed) throw AppError.field('feed', `unknown feed '${name.slice(0, 64)}'; use a feed id such as proxies or honeypot_http`);
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
-    if (!(req.body as Readable | undefined)?.pipe) throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the records as Content-Type: application/x-ndjson (or text/csv for flat feeds).');
-    if (type === 'text/csv' && !feed.csv) throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The ${feed.id} feed has nested records: send NDJSON.`);
+    if (!(req.body as Readable | undefined)?.pipe)
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the records as Content-Type: application/x-ndjson (or text/csv for flat feeds).');
+    if (type === 'text/csv' && !feed.csv)
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The ${feed.id} feed has nested records: send NDJSON.`);
     const body = req.body as Readable;
     const items = type === 'text/csv' ? csvItems(feed, body) : ndjsonFromBytes(body);
-    let summary;
+    let summary: IngestSummary;
     try {
       summary = await s.ingest.ingest(feed, items);
     } catch (e) {

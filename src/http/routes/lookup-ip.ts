@@ -7,7 +7,9 @@ import { errorResponses, IpResult } from '../schemas.ts';
 
 const Params = Type.Object({ ip_address: Type.String({ maxLength: 256, description: 'IPv4 or IPv6 (raw colons allowed)' }) });
 // Literal strings, not a coerced boolean: `explain=1` or `explain=maybe` is a 400 validation error.
-const Query = Type.Object({ explain: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'adds `evidence` (same price)' })) });
+const Query = Type.Object({
+  explain: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'adds `evidence` (same price)' })),
+});
 
 /**
  * GET /lookup/ip/{ip_address}. Its answer is the one place this operation's reply is made: fastify's

@@ -90,7 +90,7 @@ export class AccountService {
   private async lookup(secret: string): Promise<VerifyResult> {
     const hash = this.crypto.hash(secret.toLowerCase());
     const now = this.clock.now();
-    let owner;
+    let owner: KeyOwner | undefined;
     try {
       owner = await this.store.findKeyByHash(hash);
       this.storeFailingSince = undefined;

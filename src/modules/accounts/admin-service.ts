@@ -31,10 +31,18 @@ export interface KeyView {
   revoked_at: number | null;
 }
 
-const keyView = (k: ApiKeyRecord): KeyView => ({ id: k.id, name: k.name, member_id: k.memberId, scopes: k.scopes, created_at: k.createdAt, revoked_at: k.revokedAt });
+const keyView = (k: ApiKeyRecord): KeyView => ({
+  id: k.id,
+  name: k.name,
+  member_id: k.memberId,
+  scopes: k.scopes,
+  created_at: k.createdAt,
+  revoked_at: k.revokedAt,
+});
 
 function wholeNumber(field: string, n: number, min: number): void {
-  if (!Number.isSafeInteger(n) || n < min || n > MAX_CREDITS) throw AppError.field(field, `must be a whole number from ${min} to ${MAX_CREDITS}`);
+  if (!Number.isSafeInteger(n) || n < min || n > MAX_CREDITS)
+    throw AppError.field(field, `must be a whole number from ${min} to ${MAX_CREDITS}`);
 }
 
 /** Operator actions on teams, members, keys, credits and limits. Every input is checked before anything changes. */
@@ -72,7 +80,14 @@ export class AdminService {
     const maxStreams = input.maxStreams ?? DEFAULT_MAX_STREAMS;
     checkMaxStreams(maxStreams);
     const id = this.crypto.newId('org');
-    const created = await this.store.createOrg({ id, name, creditAllotment: credits, resetPeriodSeconds: period, maxStreams, createdAt: this.nowSec() });
+    const created = await this.store.createOrg({
+      id,
+      name,
+      creditAllotment: credits,
+      resetPeriodSeconds: period,
+      maxStreams,
+      createdAt: this.nowSec(),
+    });
     if (!created) throw AppError.field('name', `an organization named '${name}' already exists`);
     await this.ledger.open(id, { allotment: credits, periodSeconds: period }, this.nowSec());
     return this.showOrg(id);
@@ -99,11 +114,26 @@ export class AdminService {
     if (!member) {
       // The first member of an organisation is its OWNER unless told otherwise (decisions.md).
       const relation = (input.relation as Relation | undefined) ?? ((await this.store.countMembers(org.id)) === 0 ? 'OWNER' : 'MEMBER');
-      member = { id: this.crypto.newId('mem'), orgId: org.id, email, firstName: input.firstName ?? '', lastName: input.lastName ?? '', relation };
+      member = {
+        id: this.crypto.newId('mem'),
+        orgId: org.id,
+        email,
+        firstName: input.firstName ?? '',
+        lastName: input.lastName ?? '',
+        relation,
+      };
       await this.store.createMember(member);
     }
     const secret = this.crypto.newSecret();
-    const key: ApiKeyRecord = { id: this.crypto.newId('key'), orgId: org.id, memberId: member.id, name: input.name ?? null, scopes: input.scopes, createdAt: this.nowSec(), revokedAt: null };
+    const key: ApiKeyRecord = {
+      id: this.crypto.newId('key'),
+      orgId: org.id,
+      memberId: member.id,
+      name: input.name ?? null,
+      scopes: input.scopes,
+      createdAt: this.nowSec(),
+      revokedAt: null,
+    };
     await this.store.createKey({ ...key, hash: this.crypto.hash(secret) });
     return { key: keyView(key), secret, member: { id: member.id, email: member.email, relation: member.relation, created } };
   }
@@ -144,8 +174,10 @@ export class AdminService {
 
   async setLimit(orgRef: string, bucket: string, rule: BucketRule): Promise<OrgView> {
     const name = this.bucket(bucket);
-    if (!Number.isFinite(rule.rate) || rule.rate <= 0 || rule.rate > 1e7) throw AppError.field('rate', 'must be a number of requests per second above 0');
-    if (!Number.isSafeInteger(rule.burst) || rule.burst < 1 || rule.burst > 1e9) throw AppError.field('burst', 'must be a whole number of at least 1');
+    if (!Number.isFinite(rule.rate) || rule.rate <= 0 || rule.rate > 1e7)
+      throw AppError.field('rate', 'must be a number of requests per second above 0');
+    if (!Number.isSafeInteger(rule.burst) || rule.burst < 1 || rule.burst > 1e9)
+      throw AppError.field('burst', 'must be a whole number of at least 1');
     const org = await this.org(orgRef);
     await this.limits.setLimit(org.id, name, rule);
     return this.showOrg(org.id);

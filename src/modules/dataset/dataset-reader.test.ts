@@ -21,10 +21,18 @@ describe('loadDataset', () => {
     const loc6 = randomRanges6(random, 10_000, 400);
     const dir = mkdtempSync(join(tmpdir(), 'umbra-idx-'));
     // Value k is AS k+1 named org<k>, and the city c<k>, so each value is one distinct record.
-    const csv = (rows: Array<[string, string, number]>) => rows.map(([s, e, k]) => `${s},${e},${k + 1},org${k}`).join('\n') + '\n';
+    const csv = (rows: Array<[string, string, number]>) => `${rows.map(([s, e, k]) => `${s},${e},${k + 1},org${k}`).join('\n')}\n`;
     writeFileSync(join(dir, 'v4.csv'), csv(net4.map(([s, e, k]) => [formatV4(s), formatV4(e), k])));
     writeFileSync(join(dir, 'v6.csv'), csv(net6.map(([s, e, k]) => [formatV6(words(s)), formatV6(words(e)), k])));
-    const row = (start: string, end: string, k: number): LocationRow => ({ start, end, country_code: 'ZZ', state1: '', city: `c${k}`, latitude: null, longitude: null });
+    const row = (start: string, end: string, k: number): LocationRow => ({
+      start,
+      end,
+      country_code: 'ZZ',
+      state1: '',
+      city: `c${k}`,
+      latitude: null,
+      longitude: null,
+    });
     await buildDataset({
       outFile: join(dir, 'ds.bin'),
       sources: {
@@ -79,7 +87,10 @@ describe('loadDataset', () => {
     const dir = mkdtempSync(join(tmpdir(), 'umbra-idx-'));
     writeFileSync(join(dir, 'v4.csv'), '8.8.8.0,8.8.8.255,15169,Google LLC\n');
     writeFileSync(join(dir, 'v6.csv'), '2001:db8::,2001:db8::ffff,64500,Example Net\n');
-    await buildDataset({ outFile: join(dir, 'ds.bin'), sources: { asnV4: join(dir, 'v4.csv'), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} } });
+    await buildDataset({
+      outFile: join(dir, 'ds.bin'),
+      sources: { asnV4: join(dir, 'v4.csv'), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} },
+    });
     const ds = loadDataset(join(dir, 'ds.bin'));
     const ip4 = { version: 4 as const, v4: 0x08080808, text: '8.8.8.8' };
     assert.equal(ds.network(ip4).asn, 15169);
@@ -96,7 +107,10 @@ describe('loadDataset', () => {
     const dir = mkdtempSync(join(tmpdir(), 'umbra-idx-'));
     writeFileSync(join(dir, 'v4.csv'), '8.8.8.0,8.8.8.255,15169,Google LLC\n');
     writeFileSync(join(dir, 'v6.csv'), '');
-    await buildDataset({ outFile: join(dir, 'ds.bin'), sources: { asnV4: join(dir, 'v4.csv'), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} } });
+    await buildDataset({
+      outFile: join(dir, 'ds.bin'),
+      sources: { asnV4: join(dir, 'v4.csv'), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} },
+    });
     writeFileSync(join(dir, 'junk.bin'), 'definitely not a dataset');
     const loader = new DatasetLoader();
     t.after(() => loader.close());
@@ -110,7 +124,10 @@ describe('loadDataset', () => {
     const dir = mkdtempSync(join(tmpdir(), 'umbra-idx-'));
     writeFileSync(join(dir, 'v4.csv'), '8.8.8.0,8.8.8.255,15169,Google LLC\n');
     writeFileSync(join(dir, 'v6.csv'), '');
-    await buildDataset({ outFile: join(dir, 'ds.bin'), sources: { asnV4: join(dir, 'v4.csv'), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} } });
+    await buildDataset({
+      outFile: join(dir, 'ds.bin'),
+      sources: { asnV4: join(dir, 'v4.csv'), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} },
+    });
     assert.equal(datasetFileProblem(join(dir, 'ds.bin')), undefined);
     assert.equal(datasetFileProblem(join(dir, 'none.bin')), `no IP dataset at ${join(dir, 'none.bin')}`);
     writeFileSync(join(dir, 'junk.bin'), 'junk');
@@ -128,10 +145,19 @@ describe('loadDataset', () => {
   it('should load into two reused arenas: the latest and the one before stay intact, a bigger file gets room', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'umbra-idx-'));
     const build = async (name: string, asn: number, extra = 0) => {
-      const rows = [`8.8.8.0,8.8.8.255,${asn},Net ${asn}`, ...Array.from({ length: extra }, (_, i) => `${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.0,${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.127,${i + 1},Org ${i}`)];
-      writeFileSync(join(dir, `${name}.csv`), rows.join('\n') + '\n');
+      const rows = [
+        `8.8.8.0,8.8.8.255,${asn},Net ${asn}`,
+        ...Array.from(
+          { length: extra },
+          (_, i) => `${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.0,${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.127,${i + 1},Org ${i}`,
+        ),
+      ];
+      writeFileSync(join(dir, `${name}.csv`), `${rows.join('\n')}\n`);
       writeFileSync(join(dir, 'v6.csv'), '');
-      await buildDataset({ outFile: join(dir, `${name}.bin`), sources: { asnV4: join(dir, `${name}.csv`), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} } });
+      await buildDataset({
+        outFile: join(dir, `${name}.bin`),
+        sources: { asnV4: join(dir, `${name}.csv`), asnV6: join(dir, 'v6.csv'), cityV4: [], cityV6: [], versions: {} },
+      });
       return join(dir, `${name}.bin`);
     };
     const a = await build('a', 64_500);
@@ -149,7 +175,11 @@ describe('loadDataset', () => {
     assert.ok(grown > 120 * 2 ** 20, `the spare arena is resident (${grown} bytes more)`);
     await loader.prefaultSpare();
     const second = await loader.load(b);
-    assert.deepEqual([first.network(google).asn, second.network(google).asn], [64_500, 64_501], 'the previous dataset is intact after the next load');
+    assert.deepEqual(
+      [first.network(google).asn, second.network(google).asn],
+      [64_500, 64_501],
+      'the previous dataset is intact after the next load',
+    );
     const third = await loader.load(a);
     assert.equal(third.network(google).asn, 64_500);
     assert.equal(second.network(google).asn, 64_501, 'the one before the latest is intact');
@@ -159,7 +189,7 @@ describe('loadDataset', () => {
     assert.equal(third.network(google).asn, 64_500);
   });
 
-  it('should swap a rebuilt file in with the previous dataset\'s objects where nothing changed, and new answers where it did', async (t) => {
+  it("should swap a rebuilt file in with the previous dataset's objects where nothing changed, and new answers where it did", async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'umbra-idx-'));
     const a = await buildNetworks(dir, 'a', 3_000, (i) => (i === 0 ? [64_500, 'Net A'] : undefined));
     const b = await buildNetworks(dir, 'b', 3_000, (i) => (i === 0 ? [64_501, 'Net B'] : undefined));
@@ -175,15 +205,28 @@ describe('loadDataset', () => {
     assert.equal(restamped.network(google), g1, 'an unchanged record is the same object, not a new one');
     assert.equal(restamped.network(far), f1);
     const changed = await loader.load(b);
-    assert.deepEqual([changed.network(google).asn, changed.network(google).isp], [64_501, 'Net B'], 'a changed record answers its new values');
+    assert.deepEqual(
+      [changed.network(google).asn, changed.network(google).isp],
+      [64_501, 'Net B'],
+      'a changed record answers its new values',
+    );
     assert.notEqual(changed.network(google), g1);
     assert.deepEqual(changed.network(far), f1, 'records far from the change answer as before');
-    assert.deepEqual([first.network(google).asn, restamped.network(google).asn], [64_500, 64_500], 'the previous dataset still answers its own values');
+    assert.deepEqual(
+      [first.network(google).asn, restamped.network(google).asn],
+      [64_500, 64_500],
+      'the previous dataset still answers its own values',
+    );
   });
 });
 
 /** Builds a dataset of `count` network ranges (range i: AS 100000+i, "Org i"; `change` overrides one). Range 0 is 8.8.8.0/24. */
-async function buildNetworks(dir: string, name: string, count: number, change: (i: number) => [number, string] | undefined): Promise<string> {
+async function buildNetworks(
+  dir: string,
+  name: string,
+  count: number,
+  change: (i: number) => [number, string] | undefined,
+): Promise<string> {
   const rows = Array.from({ length: count }, (_, i) => {
     const [asn, org] = change(i) ?? [100_000 + i, `Org ${i}`];
     const range = i === 0 ? '8.8.8.0,8.8.8.255' : `10.${i >> 8}.${i & 255}.0,10.${i >> 8}.${i & 255}.255`;
@@ -191,25 +234,35 @@ async function buildNetworks(dir: string, name: string, count: number, change: (
   });
   // Sorted by start address, as the published tables are.
   rows.sort((x, y) => (x.startsWith('8.') ? -1 : y.startsWith('8.') ? 1 : 0));
-  writeFileSync(join(dir, `${name}.csv`), rows.join('\n') + '\n');
+  writeFileSync(join(dir, `${name}.csv`), `${rows.join('\n')}\n`);
   writeFileSync(join(dir, `${name}-v6.csv`), '');
-  await buildDataset({ outFile: join(dir, `${name}.bin`), sources: { asnV4: join(dir, `${name}.csv`), asnV6: join(dir, `${name}-v6.csv`), cityV4: [], cityV6: [], versions: {} } });
+  await buildDataset({
+    outFile: join(dir, `${name}.bin`),
+    sources: { asnV4: join(dir, `${name}.csv`), asnV6: join(dir, `${name}-v6.csv`), cityV4: [], cityV6: [], versions: {} },
+  });
   return join(dir, `${name}.bin`);
 }
 
 describe('samePages', () => {
   const sections = (file: string): Sections => decodeDataset(readFileSync(file), file).sections;
-  const text = (s: Sections, i: number) => Buffer.from(s.strBytes.buffer, s.strBytes.byteOffset, s.strBytes.byteLength).toString('utf8', s.strOffsets[i]!, s.strOffsets[i + 1]!);
-  const network = (s: Sections, i: number) => [s.netRecords[i * NET_WORDS], text(s, s.netRecords[i * NET_WORDS + 1]!), text(s, s.netRecords[i * NET_WORDS + 2]!)];
+  const text = (s: Sections, i: number) =>
+    Buffer.from(s.strBytes.buffer, s.strBytes.byteOffset, s.strBytes.byteLength).toString('utf8', s.strOffsets[i]!, s.strOffsets[i + 1]!);
+  const network = (s: Sections, i: number) => [
+    s.netRecords[i * NET_WORDS],
+    text(s, s.netRecords[i * NET_WORDS + 1]!),
+    text(s, s.netRecords[i * NET_WORDS + 2]!),
+  ];
   /** Every page flagged the same must hold entries that decode the same in both. */
   const assertSound = (prev: Sections, next: Sections, same: ReturnType<typeof samePages>) => {
     for (let p = 0; p < same.strings.length; p++) {
       if (same.strings[p] !== 1) continue;
-      for (let i = p * 1024; i < Math.min((p + 1) * 1024, next.strOffsets.length - 1); i++) assert.equal(text(next, i), text(prev, i), `string ${i}`);
+      for (let i = p * 1024; i < Math.min((p + 1) * 1024, next.strOffsets.length - 1); i++)
+        assert.equal(text(next, i), text(prev, i), `string ${i}`);
     }
     for (let p = 0; p < same.nets.length; p++) {
       if (same.nets[p] !== 1) continue;
-      for (let i = p * 1024; i < Math.min((p + 1) * 1024, next.netRecords.length / NET_WORDS); i++) assert.deepEqual(network(next, i), network(prev, i), `network ${i}`);
+      for (let i = p * 1024; i < Math.min((p + 1) * 1024, next.netRecords.length / NET_WORDS); i++)
+        assert.deepEqual(network(next, i), network(prev, i), `network ${i}`);
     }
   };
 
@@ -225,21 +278,28 @@ describe('samePages', () => {
     assert.equal(ones(identical.nets), identical.nets.length);
 
     // One organisation renamed (same string slot, new bytes): its string page and the record pages naming a string there change.
-    const renamedSections = sections(await buildNetworks(dir, 'renamed', count, (i) => (i === 4_000 ? [104_000, 'Renamed Org'] : undefined)));
+    const renamedSections = sections(
+      await buildNetworks(dir, 'renamed', count, (i) => (i === 4_000 ? [104_000, 'Renamed Org'] : undefined)),
+    );
     const renamed = samePages(base, renamedSections);
     const slot = renamedSections.netRecords[4_000 * NET_WORDS + 1]!;
     assert.equal(text(renamedSections, slot), 'Renamed Org');
-    assert.equal(renamed.strings[slot >>> 10], 0, 'the renamed string\'s page');
+    assert.equal(renamed.strings[slot >>> 10], 0, "the renamed string's page");
     assert.equal(ones(renamed.strings), renamed.strings.length - 1, 'every other string page');
-    assert.equal(renamed.nets[4_000 >>> 10], 0, 'the renamed record\'s page');
+    assert.equal(renamed.nets[4_000 >>> 10], 0, "the renamed record's page");
     assert.ok(ones(renamed.nets) >= 1 && ones(renamed.nets) < renamed.nets.length);
     assertSound(base, renamedSections, renamed);
 
     // One ASN changed (no string changes): only that record's page.
-    const renumberedSections = sections(await buildNetworks(dir, 'renumbered', count, (i) => (i === 1_500 ? [64_999, 'Org 1500'] : undefined)));
+    const renumberedSections = sections(
+      await buildNetworks(dir, 'renumbered', count, (i) => (i === 1_500 ? [64_999, 'Org 1500'] : undefined)),
+    );
     const renumbered = samePages(base, renumberedSections);
     assert.equal(ones(renumbered.strings), renumbered.strings.length);
-    assert.deepEqual([...renumbered.nets].map((f, p) => (f === 1 ? -1 : p)).filter((p) => p >= 0), [1_500 >>> 10]);
+    assert.deepEqual(
+      [...renumbered.nets].map((f, p) => (f === 1 ? -1 : p)).filter((p) => p >= 0),
+      [1_500 >>> 10],
+    );
     assertSound(base, renumberedSections, renumbered);
 
     // A file with more records than the previous: pages beyond the previous end are new.

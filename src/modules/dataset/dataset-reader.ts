@@ -1,9 +1,26 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
-import { EMPTY_LOCATION, UNKNOWN_NETWORK, type DatasetInfo, type IpDataset, type LocationRecord, type NetworkRecord, type NetworkType } from '../lookup/ip-dataset.ts';
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import {
+  EMPTY_LOCATION,
+  UNKNOWN_NETWORK,
+  type DatasetInfo,
+  type IpDataset,
+  type LocationRecord,
+  type NetworkRecord,
+  type NetworkType,
+} from '../lookup/ip-dataset.ts';
 import type { ParsedIp } from '../../lib/ip-address.ts';
-import { DatasetFormatError, decodeDataset, decodeHeader, LOC_WORDS, NET_WORDS, NO_COORD, PREFIX_BYTES, sectionViews, type DatasetHeader, type Sections } from './dataset-format.ts';
-import { BLOCK_INDEX4_WORDS, blockIndex4, find6Index, findSegment4, index6, index6Words, NONE, SPLIT, type Index6 } from './range-table.ts';
+import {
+  DatasetFormatError,
+  decodeDataset,
+  decodeHeader,
+  LOC_WORDS,
+  NET_WORDS,
+  NO_COORD,
+  PREFIX_BYTES,
+  type DatasetHeader,
+  type Sections,
+} from './dataset-format.ts';
+import { blockIndex4, find6Index, findSegment4, index6, NONE, SPLIT, type Index6 } from './range-table.ts';
 
 /**
  * The dataset's merged segment tables as stored, for exporting it to another format (mmdb-writer.ts)
@@ -99,14 +116,20 @@ export function samePages(prev: Sections, next: Sections): SamePages {
     for (let i = lo + 1; i <= hi && same; i++) if (no[i]! - no[lo]! !== po[i]! - po[lo]!) same = 0;
     if (same && bytes(next.strBytes, no[lo]!, no[hi]!).equals(bytes(prev.strBytes, po[lo]!, po[hi]!))) strings[p] = 1;
   }
-  const records = (prevWords: ArrayBufferView & ArrayLike<number>, nextWords: ArrayBufferView & ArrayLike<number>, width: number, stringWords: readonly number[]): Uint8Array => {
+  const records = (
+    prevWords: ArrayBufferView & ArrayLike<number>,
+    nextWords: ArrayBufferView & ArrayLike<number>,
+    width: number,
+    stringWords: readonly number[],
+  ): Uint8Array => {
     const count = nextWords.length / width;
     const prevCount = prevWords.length / width;
     const pages = new Uint8Array(Math.ceil(count / PAGE));
     for (let p = 0; p < pages.length; p++) {
       const lo = p * PAGE;
       const hi = Math.min(lo + PAGE, count);
-      if (hi > prevCount || !bytes(nextWords, lo * width * 4, hi * width * 4).equals(bytes(prevWords, lo * width * 4, hi * width * 4))) continue;
+      if (hi > prevCount || !bytes(nextWords, lo * width * 4, hi * width * 4).equals(bytes(prevWords, lo * width * 4, hi * width * 4)))
+        continue;
       let same = 1;
       for (let i = lo * width; i < hi * width && same; i += width) {
         for (const k of stringWords) if (strings[nextWords[i + k]! >>> 10] !== 1) same = 0;
@@ -116,7 +139,11 @@ export function samePages(prev: Sections, next: Sections): SamePages {
     return pages;
   };
   // Network records: asn, isp string, type string; locations: five strings, then the coordinates.
-  return { strings, nets: records(prev.netRecords, next.netRecords, NET_WORDS, [1, 2]), locs: records(prev.locRecords, next.locRecords, LOC_WORDS, [0, 1, 2, 3, 4]) };
+  return {
+    strings,
+    nets: records(prev.netRecords, next.netRecords, NET_WORDS, [1, 2]),
+    locs: records(prev.locRecords, next.locRecords, LOC_WORDS, [0, 1, 2, 3, 4]),
+  };
 }
 
 /**
@@ -255,7 +282,15 @@ export class LoadedDataset implements LoadedIpDataset {
     const b = i * LOC_WORDS;
     const str = (k: number) => this.strings.at(r[b + k]!);
     const coord = (k: number) => (r[b + k] === NO_COORD ? null : r[b + k]! / 1e4);
-    const rec: LocationRecord = Object.freeze({ country: str(0), state: str(1), city: str(2), timezone: str(3), latitude: coord(5), longitude: coord(6), geo_hash: str(4) });
+    const rec: LocationRecord = Object.freeze({
+      country: str(0),
+      state: str(1),
+      city: str(2),
+      timezone: str(3),
+      latitude: coord(5),
+      longitude: coord(6),
+      geo_hash: str(4),
+    });
     this.locs.set(i, rec);
     return rec;
   }
@@ -268,9 +303,17 @@ export interface PreparedIndexes {
 }
 
 /** `direct`: memory for the IPv4 block index (BLOCK_INDEX4_WORDS words, zeroed), when the caller prepared it. */
-export function prepareIndexes(s: Sections, memory?: { direct: Int32Array; v6: Uint32Array; pace: { blocks: number; pause: () => void } }): PreparedIndexes {
+export function prepareIndexes(
+  s: Sections,
+  memory?: { direct: Int32Array; v6: Uint32Array; pace: { blocks: number; pause: () => void } },
+): PreparedIndexes {
   return {
-    direct: blockIndex4({ starts: s.v4Starts as Uint32Array, segs: s.v4Segs as Uint32Array }, s.pairs as Uint32Array, memory?.direct, memory?.pace),
+    direct: blockIndex4(
+      { starts: s.v4Starts as Uint32Array, segs: s.v4Segs as Uint32Array },
+      s.pairs as Uint32Array,
+      memory?.direct,
+      memory?.pace,
+    ),
     v6: index6(s.v6Starts as Uint32Array, undefined, memory?.v6),
   };
 }

@@ -33,7 +33,12 @@ export class DatasetWatch implements Lifecycle {
 
   constructor(private readonly o: DatasetWatchOptions) {
     this.loader = o.loader ?? new DatasetLoader();
-    this.watcher = new RevisionWatcher('IP dataset', () => this.identity(), () => this.loadNew(), o.logger);
+    this.watcher = new RevisionWatcher(
+      'IP dataset',
+      () => this.identity(),
+      () => this.loadNew(),
+      o.logger,
+    );
   }
 
   private async identity(): Promise<string> {
@@ -49,7 +54,10 @@ export class DatasetWatch implements Lifecycle {
       next = await this.loader.load(file);
     } catch (e) {
       events.refused(e as Error);
-      logger.error({ file, err: (e as Error).message, data_version: data.view().version.header }, 'IP dataset file changed but cannot be loaded; still serving the previous dataset');
+      logger.error(
+        { file, err: (e as Error).message, data_version: data.view().version.header },
+        'IP dataset file changed but cannot be loaded; still serving the previous dataset',
+      );
       return null;
     }
     data.swapDataset(next);
@@ -63,7 +71,9 @@ export class DatasetWatch implements Lifecycle {
     // Both arenas now, before serving: no later swap hands V8 new memory to account for.
     this.loader.reserve(file);
     // The spare arena made resident now, in the background: the first swap then costs what later ones do.
-    this.loader.prefaultSpare().catch((e: Error) => logger.error({ file, err: e.message }, 'could not prepare the memory for the next IP dataset load'));
+    this.loader
+      .prefaultSpare()
+      .catch((e: Error) => logger.error({ file, err: e.message }, 'could not prepare the memory for the next IP dataset load'));
     // The dataset `data` holds was loaded from this file: remember its identity without loading it again.
     await this.watcher.assume(await this.identity());
     this.watcher.start(this.o.intervalMs);

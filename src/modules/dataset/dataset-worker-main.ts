@@ -82,12 +82,18 @@ parentPort!.on('message', (request: WorkerRequest | WorkerPrefault) => {
     const { header, sections } = decodeDataset(Buffer.from(arena, 0, size), file);
     const direct = new Int32Array(arena, directAt, BLOCK_INDEX4_WORDS);
     // Every entry of the index is written; the zeroing only touches fresh memory gently first.
-    const { v6 } = prepareIndexes(sections, { direct: fresh ? touch(direct) : direct, v6: new Uint32Array(arena, v6At, v6Words), pace: { blocks: STEP / 8, pause: () => pause(PAUSE_MS) } });
+    const { v6 } = prepareIndexes(sections, {
+      direct: fresh ? touch(direct) : direct,
+      v6: new Uint32Array(arena, v6At, v6Words),
+      pace: { blocks: STEP / 8, pause: () => pause(PAUSE_MS) },
+    });
     // The previous load's file is intact in the other arena: what did not change keeps its objects.
-    const same = previous ? samePages(decodeDataset(Buffer.from(previous.arena, 0, previous.size), 'the previous dataset').sections, sections) : undefined;
+    const same = previous
+      ? samePages(decodeDataset(Buffer.from(previous.arena, 0, previous.size), 'the previous dataset').sections, sections)
+      : undefined;
     const loaded: WorkerLoaded = { header, size, v6: arenaIndex6(arena, v6), same };
     // The file and both indexes are in the shared arena already; only the page flags (a few hundred bytes) move.
-    parentPort!.postMessage({ id, loaded }, same ? [same.strings.buffer, same.nets.buffer, same.locs.buffer] as ArrayBuffer[] : []);
+    parentPort!.postMessage({ id, loaded }, same ? ([same.strings.buffer, same.nets.buffer, same.locs.buffer] as ArrayBuffer[]) : []);
   } catch (e) {
     parentPort!.postMessage({ id, error: (e as Error).message });
   }

@@ -10,7 +10,12 @@ const names = new Map<number, string>();
 describe('classifyNetwork over the real ASN data (@ip-location-db/asn)', () => {
   before(async () => {
     const s = packagedSources();
-    for (const file of [s.asnV4, s.asnV6]) await readAsnCsv(file, (_a, _b, asn, org) => void names.set(asn, org), () => {});
+    for (const file of [s.asnV4, s.asnV6])
+      await readAsnCsv(
+        file,
+        (_a, _b, asn, org) => void names.set(asn, org),
+        () => {},
+      );
     assert.ok(names.size > 80_000, `${names.size} ASNs read`);
   });
 
@@ -98,8 +103,14 @@ describe('classifyNetwork over the real ASN data (@ip-location-db/asn)', () => {
     }
     // Shares measured on the packaged 2026-06 data; bounds wide enough for rule tweaks, tight enough to catch a broken rule.
     const bounds: Record<string, [number, number]> = {
-      CORPORATE: [0.6, 0.85], RESIDENTIAL: [0.1, 0.25], ACADEMIC: [0.02, 0.05], DATACENTER: [0.01, 0.04],
-      GOVERNMENT: [0.005, 0.02], MOBILE: [0.001, 0.01], SATELLITE: [0.0005, 0.005], IN_FLIGHT_WIFI: [0.00003, 0.0005],
+      CORPORATE: [0.6, 0.85],
+      RESIDENTIAL: [0.1, 0.25],
+      ACADEMIC: [0.02, 0.05],
+      DATACENTER: [0.01, 0.04],
+      GOVERNMENT: [0.005, 0.02],
+      MOBILE: [0.001, 0.01],
+      SATELLITE: [0.0005, 0.005],
+      IN_FLIGHT_WIFI: [0.00003, 0.0005],
     };
     for (const [type, [lo, hi]] of Object.entries(bounds)) {
       const share = (count[type] ?? 0) / names.size;

@@ -1,7 +1,24 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomRanges4, randomRanges6, rng, words } from '../../../test/helpers/random-ranges.ts';
-import { BLOCK_INDEX4_WORDS, blockIndex4, compare6, find4, find6, find6Index, findSegment4, index6, index6Words, mergeTables4, mergeTables6, NONE, PairInterner, SPLIT, V4TableBuilder, V6TableBuilder } from './range-table.ts';
+import {
+  BLOCK_INDEX4_WORDS,
+  blockIndex4,
+  compare6,
+  find4,
+  find6,
+  find6Index,
+  findSegment4,
+  index6,
+  index6Words,
+  mergeTables4,
+  mergeTables6,
+  NONE,
+  PairInterner,
+  SPLIT,
+  V4TableBuilder,
+  V6TableBuilder,
+} from './range-table.ts';
 
 describe(V4TableBuilder.name, () => {
   it('should answer exact edges, gaps, merged neighbours and clipped overlaps', () => {
@@ -13,7 +30,10 @@ describe(V4TableBuilder.name, () => {
     b.add(0xfffffff0, 0xffffffff, 4);
     const { starts, vals } = b.finish();
     const at = (ip: number) => find4(starts, vals, ip);
-    assert.deepEqual([at(0), at(9), at(10), at(29), at(30), at(39), at(40), at(49), at(50), at(60), at(61)], [NONE, NONE, 1, 1, NONE, NONE, 2, 2, 3, 3, NONE]);
+    assert.deepEqual(
+      [at(0), at(9), at(10), at(29), at(30), at(39), at(40), at(49), at(50), at(60), at(61)],
+      [NONE, NONE, 1, 1, NONE, NONE, 2, 2, 3, 3, NONE],
+    );
     assert.equal(at(0xffffffff), 4);
     assert.equal(at(0xffffffef), NONE);
     assert.equal(starts.length, 7);
@@ -59,7 +79,11 @@ function edges4(...tables: Array<{ starts: Uint32Array }>): number[] {
 
 let stale: Int32Array | undefined;
 
-function checkMerged4(net: { starts: Uint32Array; vals: Uint32Array }, loc: { starts: Uint32Array; vals: Uint32Array }, ips: Iterable<number>): void {
+function checkMerged4(
+  net: { starts: Uint32Array; vals: Uint32Array },
+  loc: { starts: Uint32Array; vals: Uint32Array },
+  ips: Iterable<number>,
+): void {
   const pairs = new PairInterner();
   const merged = mergeTables4(net, loc, pairs);
   const pw = pairs.view();
@@ -75,7 +99,8 @@ function checkMerged4(net: { starts: Uint32Array; vals: Uint32Array }, loc: { st
     const want = [find4(net.starts, net.vals, ip) | 0, find4(loc.starts, loc.vals, ip) | 0];
     const p = find4(merged.starts, merged.segs, ip);
     // deepEqual only on a mismatch, for its message: a million calls of it would dominate the run.
-    if ((pw[2 * p]! | 0) !== want[0] || (pw[2 * p + 1]! | 0) !== want[1]) assert.deepEqual([pw[2 * p]! | 0, pw[2 * p + 1]! | 0], want, `merged table at ${ip}`);
+    if ((pw[2 * p]! | 0) !== want[0] || (pw[2 * p + 1]! | 0) !== want[1])
+      assert.deepEqual([pw[2 * p]! | 0, pw[2 * p + 1]! | 0], want, `merged table at ${ip}`);
     // The block index as the loader reads it.
     const h = ip >>> 8;
     let got = [direct[2 * h]!, direct[2 * h + 1]!];
@@ -91,7 +116,11 @@ function checkMerged4(net: { starts: Uint32Array; vals: Uint32Array }, loc: { st
   }
 }
 
-function checkMerged6(net: { starts: Uint32Array; vals: Uint32Array }, loc: { starts: Uint32Array; vals: Uint32Array }, ips: Iterable<Uint32Array>): void {
+function checkMerged6(
+  net: { starts: Uint32Array; vals: Uint32Array },
+  loc: { starts: Uint32Array; vals: Uint32Array },
+  ips: Iterable<Uint32Array>,
+): void {
   const pairs = new PairInterner();
   const merged = mergeTables6(net, loc, pairs);
   const pw = pairs.view();
@@ -104,14 +133,23 @@ function checkMerged6(net: { starts: Uint32Array; vals: Uint32Array }, loc: { st
   const memory = new Uint32Array(index6Words(merged.starts.length / 4, 16) + 3).fill(0xdeadbeef);
   const inMemory = index6(merged.starts, 16, memory);
   assert.deepEqual([inMemory.top, inMemory.subOf, inMemory.sub], [idx.top, idx.subOf, idx.sub]);
-  assert.ok(inMemory.top.buffer === memory.buffer && inMemory.subOf.buffer === memory.buffer && inMemory.sub.buffer === memory.buffer, 'no new buffers');
-  if (idx.sub.length > 0) assert.throws(() => index6(merged.starts, 16, memory.subarray(0, 2 * 65_536 + 1 + idx.sub.length - 1)), /the IPv6 index needs \d+ words/);
+  assert.ok(
+    inMemory.top.buffer === memory.buffer && inMemory.subOf.buffer === memory.buffer && inMemory.sub.buffer === memory.buffer,
+    'no new buffers',
+  );
+  if (idx.sub.length > 0)
+    assert.throws(
+      () => index6(merged.starts, 16, memory.subarray(0, 2 * 65_536 + 1 + idx.sub.length - 1)),
+      /the IPv6 index needs \d+ words/,
+    );
   for (const ip of ips) {
     const want = [find6(net.starts, net.vals, ip), find6(loc.starts, loc.vals, ip)];
     const p = find6(merged.starts, merged.segs, ip);
-    if (pw[2 * p] !== want[0] || pw[2 * p + 1] !== want[1]) assert.deepEqual([pw[2 * p], pw[2 * p + 1]], want, `merged table at ${ip.join(':')}`);
+    if (pw[2 * p] !== want[0] || pw[2 * p + 1] !== want[1])
+      assert.deepEqual([pw[2 * p], pw[2 * p + 1]], want, `merged table at ${ip.join(':')}`);
     if (find6Index(merged.starts, merged.segs, top, ip) !== p) assert.equal(find6Index(merged.starts, merged.segs, top, ip), p);
-    if (find6Index(merged.starts, merged.segs, idx, ip) !== p) assert.equal(find6Index(merged.starts, merged.segs, idx, ip), p, `two-level index at ${ip.join(':')}`);
+    if (find6Index(merged.starts, merged.segs, idx, ip) !== p)
+      assert.equal(find6Index(merged.starts, merged.segs, idx, ip), p, `two-level index at ${ip.join(':')}`);
   }
   for (let k = 1; k < merged.segs.length; k++) {
     assert.notEqual(merged.segs[k], merged.segs[k - 1], 'equal neighbours merged');
@@ -124,7 +162,8 @@ function* edges6(...tables: Array<{ starts: Uint32Array }>): Generator<Uint32Arr
   yield words((1n << 128n) - 1n);
   for (const t of tables) {
     for (let k = 0; k < t.starts.length; k += 4) {
-      const x = (BigInt(t.starts[k]!) << 96n) | (BigInt(t.starts[k + 1]!) << 64n) | (BigInt(t.starts[k + 2]!) << 32n) | BigInt(t.starts[k + 3]!);
+      const x =
+        (BigInt(t.starts[k]!) << 96n) | (BigInt(t.starts[k + 1]!) << 64n) | (BigInt(t.starts[k + 2]!) << 32n) | BigInt(t.starts[k + 3]!);
       for (const d of [-1n, 0n, 1n]) if (x + d >= 0n && x + d < 1n << 128n) yield words(x + d);
     }
   }
@@ -132,8 +171,21 @@ function* edges6(...tables: Array<{ starts: Uint32Array }>): Generator<Uint32Arr
 
 describe(mergeTables4.name, () => {
   it('should give the pair of the two separate tables at every boundary of a small table', () => {
-    const net = table4([[10, 19, 1], [20, 29, 1], [40, 49, 2], [45, 300, 3], [0xffffff00, 0xffffffff, 4]]);
-    const loc = table4([[0, 14, 7], [15, 40, 8], [41, 41, 9], [256, 511, 8], [512, 700, 8], [0xfffffffe, 0xffffffff, 7]]);
+    const net = table4([
+      [10, 19, 1],
+      [20, 29, 1],
+      [40, 49, 2],
+      [45, 300, 3],
+      [0xffffff00, 0xffffffff, 4],
+    ]);
+    const loc = table4([
+      [0, 14, 7],
+      [15, 40, 8],
+      [41, 41, 9],
+      [256, 511, 8],
+      [512, 700, 8],
+      [0xfffffffe, 0xffffffff, 7],
+    ]);
     checkMerged4(net, loc, edges4(net, loc));
     // Both tables share start 0 and 0xffffffff ends; one with no ranges at all is one gap.
     checkMerged4(table4([]), loc, edges4(loc));
@@ -150,8 +202,16 @@ describe(mergeTables4.name, () => {
 
 describe(mergeTables6.name, () => {
   it('should give the pair of the two separate tables at every boundary of a small table', () => {
-    const net = table6([[0x20010db8n << 96n, (0x20010db8n << 96n) + (1n << 64n) - 1n, 1], [0x2a000000n << 96n, (0x2a000000n << 96n) + 255n, 2], [(1n << 128n) - 16n, (1n << 128n) - 1n, 3]]);
-    const loc = table6([[(0x20010db8n << 96n) + 5n, (0x20010db8n << 96n) + (1n << 65n), 4], [(0x2a000000n << 96n) + 255n, (0x2a000000n << 96n) + 255n, 5], [(1n << 128n) - 1n, (1n << 128n) - 1n, 4]]);
+    const net = table6([
+      [0x20010db8n << 96n, (0x20010db8n << 96n) + (1n << 64n) - 1n, 1],
+      [0x2a000000n << 96n, (0x2a000000n << 96n) + 255n, 2],
+      [(1n << 128n) - 16n, (1n << 128n) - 1n, 3],
+    ]);
+    const loc = table6([
+      [(0x20010db8n << 96n) + 5n, (0x20010db8n << 96n) + (1n << 65n), 4],
+      [(0x2a000000n << 96n) + 255n, (0x2a000000n << 96n) + 255n, 5],
+      [(1n << 128n) - 1n, (1n << 128n) - 1n, 4],
+    ]);
     checkMerged6(net, loc, edges6(net, loc));
   });
 

@@ -146,7 +146,12 @@ export function find6(starts: Uint32Array, vals: Uint32Array, ip: Uint32Array): 
  * segment holding an address of block h is then found among starts[top[h] .. top[h+1]], a short,
  * cache-local slice, instead of across millions of entries.
  */
-export function topIndex(starts: Uint32Array, stride: 1 | 4, bits = TOP_BITS, top: Uint32Array = new Uint32Array(2 ** bits + 1)): Uint32Array {
+export function topIndex(
+  starts: Uint32Array,
+  stride: 1 | 4,
+  bits = TOP_BITS,
+  top: Uint32Array = new Uint32Array(2 ** bits + 1),
+): Uint32Array {
   const size = 2 ** bits;
   const n = starts.length / stride;
   const shift = 32 - bits;
@@ -202,11 +207,14 @@ export function index6Words(ranges: number, heavy = 4096): number {
  */
 export function index6(starts: Uint32Array, heavy = 4096, memory?: Uint32Array): Index6 {
   const top = topIndex(starts, 4, TOP_BITS, memory?.subarray(0, 2 ** TOP_BITS + 1));
-  const subOf = memory ? new Int32Array(memory.buffer, memory.byteOffset + (2 ** TOP_BITS + 1) * 4, 2 ** TOP_BITS) : new Int32Array(2 ** TOP_BITS);
+  const subOf = memory
+    ? new Int32Array(memory.buffer, memory.byteOffset + (2 ** TOP_BITS + 1) * 4, 2 ** TOP_BITS)
+    : new Int32Array(2 ** TOP_BITS);
   subOf.fill(-1);
   const blocks: number[] = [];
   for (let h = 0; h < 2 ** TOP_BITS; h++) if (top[h + 1]! - top[h]! > heavy) blocks.push(h);
-  if (memory && INDEX6_FIXED_WORDS + blocks.length * SUB > memory.length) throw new RangeError(`the IPv6 index needs ${INDEX6_FIXED_WORDS + blocks.length * SUB} words, ${memory.length} were given`);
+  if (memory && INDEX6_FIXED_WORDS + blocks.length * SUB > memory.length)
+    throw new RangeError(`the IPv6 index needs ${INDEX6_FIXED_WORDS + blocks.length * SUB} words, ${memory.length} were given`);
   const sub = memory ? memory.subarray(INDEX6_FIXED_WORDS, INDEX6_FIXED_WORDS + blocks.length * SUB) : new Uint32Array(blocks.length * SUB);
   blocks.forEach((h, k) => {
     subOf[h] = k;
@@ -279,7 +287,11 @@ export interface MergedTable {
  * Cuts two IPv4 tables (both starting at 0, as the builders make them) at every boundary of
  * either, so each segment holds one (net, loc) pair; neighbours with the same pair are merged.
  */
-export function mergeTables4(net: { starts: Uint32Array; vals: Uint32Array }, loc: { starts: Uint32Array; vals: Uint32Array }, pairs: PairInterner): MergedTable {
+export function mergeTables4(
+  net: { starts: Uint32Array; vals: Uint32Array },
+  loc: { starts: Uint32Array; vals: Uint32Array },
+  pairs: PairInterner,
+): MergedTable {
   const starts = new Growable(net.starts.length + loc.starts.length + 1);
   const segs = new Growable(net.starts.length + loc.starts.length + 1);
   let i = 0;
@@ -291,7 +303,7 @@ export function mergeTables4(net: { starts: Uint32Array; vals: Uint32Array }, lo
     // The next cut is the lower of the two tables' next starts; a start both share advances both.
     const a = i < n ? net.starts[i]! : Infinity;
     const b = j < m ? loc.starts[j]! : Infinity;
-    const start = a < b ? a : b;
+    const start = Math.min(a, b);
     if (a === start) i++;
     if (b === start) j++;
     const p = pairs.id(i > 0 ? net.vals[i - 1]! : NONE, j > 0 ? loc.vals[j - 1]! : NONE);
@@ -305,7 +317,11 @@ export function mergeTables4(net: { starts: Uint32Array; vals: Uint32Array }, lo
 }
 
 /** The IPv6 counterpart of mergeTables4. */
-export function mergeTables6(net: { starts: Uint32Array; vals: Uint32Array }, loc: { starts: Uint32Array; vals: Uint32Array }, pairs: PairInterner): MergedTable {
+export function mergeTables6(
+  net: { starts: Uint32Array; vals: Uint32Array },
+  loc: { starts: Uint32Array; vals: Uint32Array },
+  pairs: PairInterner,
+): MergedTable {
   const starts = new Growable(net.starts.length + loc.starts.length + 4);
   const segs = new Growable(net.vals.length + loc.vals.length + 1);
   let i = 0;
@@ -345,7 +361,12 @@ export function mergeTables6(net: { starts: Uint32Array; vals: Uint32Array }, lo
 const BLOCKS4 = 2 ** 24;
 export const BLOCK_INDEX4_WORDS = 2 * BLOCKS4;
 
-export function blockIndex4(t: MergedTable, pairs: Uint32Array, direct: Int32Array = new Int32Array(BLOCK_INDEX4_WORDS), pace?: { blocks: number; pause: () => void }): Int32Array {
+export function blockIndex4(
+  t: MergedTable,
+  pairs: Uint32Array,
+  direct: Int32Array = new Int32Array(BLOCK_INDEX4_WORDS),
+  pace?: { blocks: number; pause: () => void },
+): Int32Array {
   const { starts, segs } = t;
   const n = starts.length;
   let written = 0;

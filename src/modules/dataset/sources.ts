@@ -1,6 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { Reader } from 'mmdb-lib';
+import type { Reader } from 'mmdb-lib';
 
 /** Splits one CSV line (RFC 4180 quoting) into fields. */
 export function splitCsv(line: string): string[] {
@@ -39,7 +39,11 @@ export function splitCsv(line: string): string[] {
 }
 
 /** Streams `start,end,asn,org` rows; progress in bytes read. */
-export async function readAsnCsv(file: string, row: (start: string, end: string, asn: number, org: string) => void, progress: (done: number, total: number) => void): Promise<void> {
+export async function readAsnCsv(
+  file: string,
+  row: (start: string, end: string, asn: number, org: string) => void,
+  progress: (done: number, total: number) => void,
+): Promise<void> {
   const total = statSync(file).size;
   const stream = createReadStream(file, { highWaterMark: 1 << 20 });
   let n = 0;

@@ -10,7 +10,13 @@ const DAY = 24 * HOUR;
 /** A Sunday: heatmap row 6. */
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const sec = (ms: number) => Math.floor(ms / 1000);
-const ev = (timestampMs: number, domain: string, port: number, sourceIp: string, extra: Partial<HoneypotDomainEvent> = {}): HoneypotDomainEvent => ({
+const ev = (
+  timestampMs: number,
+  domain: string,
+  port: number,
+  sourceIp: string,
+  extra: Partial<HoneypotDomainEvent> = {},
+): HoneypotDomainEvent => ({
   timestampMs,
   domain,
   port,
@@ -41,7 +47,10 @@ function fixture(): DomainAggregates {
 
 function assertSeriesConsistent(d: DomainData): void {
   assert.equal(d.time_series.length, 30);
-  assert.equal(d.time_series.reduce((a, p) => a + p.events, 0), d.stats.total_events_30d);
+  assert.equal(
+    d.time_series.reduce((a, p) => a + p.events, 0),
+    d.stats.total_events_30d,
+  );
 }
 
 describe(DomainAggregates.name, () => {
@@ -107,7 +116,10 @@ describe(DomainAggregates.name, () => {
       { timestamp: sec(NOW - 24 * HOUR), source_ip_masked: '203.0.113.x', target_subdomain: 'a.b.example.com', port: 80 },
       { timestamp: sec(DAY29_BACK), source_ip_masked: '192.0.2.x', target_subdomain: 'c.example.com', port: 22 },
     ]);
-    assert.deepEqual(agg.summary('example.com', NOW, 2).recent_events.map((e) => e.timestamp), [sec(NOW), sec(NOW - HOUR)]);
+    assert.deepEqual(
+      agg.summary('example.com', NOW, 2).recent_events.map((e) => e.timestamp),
+      [sec(NOW), sec(NOW - HOUR)],
+    );
   });
 
   it('should keep the 1000 newest events per domain, sorted even when they arrive out of order', () => {
@@ -127,7 +139,8 @@ describe(DomainAggregates.name, () => {
     const agg = new DomainAggregates();
     for (let i = 1; i <= 12; i++) {
       const n = i === 5 ? 3 : 1;
-      for (let k = 0; k < n; k++) agg.add(ev(NOW - HOUR, `n${String(i).padStart(2, '0')}.cap.test`, i === 5 ? 12 : i === 12 ? 5 : i, '192.0.2.1'));
+      for (let k = 0; k < n; k++)
+        agg.add(ev(NOW - HOUR, `n${String(i).padStart(2, '0')}.cap.test`, i === 5 ? 12 : i === 12 ? 5 : i, '192.0.2.1'));
     }
     const d = agg.summary('cap.test', NOW, 50);
     assert.deepEqual(
@@ -206,7 +219,8 @@ describe(DomainAggregates.name, () => {
     const agg = new DomainAggregates();
     for (let i = 0; i < 50; i++) agg.add(ev(NOW - (i % 3) * DAY, 'few.test', 80, `192.0.2.${i % 40}`));
     assert.equal(agg.summary('few.test', NOW, 1).unique_ips, 40);
-    for (let i = 0; i < 20_000; i++) agg.add(ev(NOW - (i % 10) * DAY, 'many.test', 80, `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`));
+    for (let i = 0; i < 20_000; i++)
+      agg.add(ev(NOW - (i % 10) * DAY, 'many.test', 80, `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`));
     const n = agg.summary('many.test', NOW, 1).unique_ips!;
     assert.ok(Math.abs(n - 20_000) < 20_000 * 0.1, `estimate ${n}`);
   });
@@ -215,7 +229,9 @@ describe(DomainAggregates.name, () => {
     const agg = new DomainAggregates();
     for (let i = 0; i < 100_000; i++) {
       const ts = NOW - 3 * DAY + Math.floor((i * 3 * DAY) / 100_000);
-      agg.add(ev(ts, 'flood.test', 1024 + (i % 60_000), `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, { subdomain: `r${i}.flood.test` }));
+      agg.add(
+        ev(ts, 'flood.test', 1024 + (i % 60_000), `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, { subdomain: `r${i}.flood.test` }),
+      );
     }
     for (let i = 0; i < 500; i++) agg.add(ev(NOW - HOUR, 'flood.test', 53, '192.0.2.1', { subdomain: 'heavy.flood.test' }));
     const size = agg.estimateMemory();

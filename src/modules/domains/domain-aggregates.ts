@@ -206,7 +206,15 @@ export class DomainAggregates implements DomainIntelSource {
 
   /** Walks every record: O(domains + keys), meant for an occasional metrics scrape. */
   estimateMemory(): DomainAggregatesSize {
-    const s: DomainAggregatesSize = { domains: this.domains.size, active: 0, dayBuckets: 0, hourBlocks: 0, counterEntries: 0, recentEvents: 0, approxBytes: 0 };
+    const s: DomainAggregatesSize = {
+      domains: this.domains.size,
+      active: 0,
+      dayBuckets: 0,
+      hourBlocks: 0,
+      counterEntries: 0,
+      recentEvents: 0,
+      approxBytes: 0,
+    };
     let bytes = 0;
     for (const [name, r] of this.domains) {
       // record object + the domains map entry + the name (+ the records array slot)

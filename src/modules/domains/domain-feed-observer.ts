@@ -21,7 +21,7 @@ export function domainFeedObserver(aggregates: DomainAggregates, lookup: SourceL
       aggregates.add({
         timestampMs: record.timestamp, // the three honeypot feeds stamp in ms
         domain,
-        subdomain: qname !== undefined && qname.endsWith(`.${domain}`) ? qname : undefined,
+        subdomain: qname?.endsWith(`.${domain}`) ? qname : undefined,
         port: record.port as number,
         sourceIp,
         asn: where?.asn || undefined,

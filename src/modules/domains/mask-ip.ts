@@ -22,7 +22,11 @@ export function maskIp(ip: string): string {
     if (e - k > bestLen) [bestStart, bestLen] = [k, e - k];
     k = e === k ? k + 1 : e;
   }
-  const hex = (from: number, to: number) => groups.slice(from, to).map((g) => g.toString(16)).join(':');
+  const hex = (from: number, to: number) =>
+    groups
+      .slice(from, to)
+      .map((g) => g.toString(16))
+      .join(':');
   if (bestStart < 0) return `${hex(0, 7)}:x`;
   const tail = hex(bestStart + bestLen, 7);
   return `${hex(0, bestStart)}::${tail === '' ? '' : `${tail}:`}x`;

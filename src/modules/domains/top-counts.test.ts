@@ -31,8 +31,19 @@ describe('bumpKeyDay', () => {
 
 describe('topCounts', () => {
   it('should rank by count, then key, and cap', () => {
-    const counts = new Map<number, number>([[10, 1], [2, 1], [443, 5], [1, 1], [80, 5]]);
-    assert.deepEqual(topCounts(counts, 4), [[80, 5], [443, 5], [1, 1], [2, 1]]);
+    const counts = new Map<number, number>([
+      [10, 1],
+      [2, 1],
+      [443, 5],
+      [1, 1],
+      [80, 5],
+    ]);
+    assert.deepEqual(topCounts(counts, 4), [
+      [80, 5],
+      [443, 5],
+      [1, 1],
+      [2, 1],
+    ]);
     assert.deepEqual(topCounts(new Map(), 10), []);
   });
 });

@@ -48,7 +48,12 @@ export function keyDayEntries(counts: ReadonlyMap<unknown, DaySeries> | undefine
  * The n keys with most events on the days from ≤ day < to, most first, ties by key ascending; one pass
  * with an n-slot insertion list, no per-summary map.
  */
-export function topInWindow<K extends string | number>(counts: KeyDays<K> | undefined, from: number, to: number, n: number): Array<[K, number]> {
+export function topInWindow<K extends string | number>(
+  counts: KeyDays<K> | undefined,
+  from: number,
+  to: number,
+  n: number,
+): Array<[K, number]> {
   const best: Array<[K, number]> = [];
   if (!counts) return best;
   for (const [k, s] of counts) {

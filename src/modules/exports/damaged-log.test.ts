@@ -8,7 +8,7 @@ import { FileFeedLog } from '../../storage/embedded/file-feed-log.ts';
 import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite, type SqliteDb } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
-import { type FeedLog } from '../feeds/feed-log.ts';
+import type { FeedLog } from '../feeds/feed-log.ts';
 import { HOUR_MS } from '../../lib/time.ts';
 import { runRollup } from './daily-rollup-job.ts';
 import type { DamageReport, ExportJobDeps } from './export-job.ts';
@@ -19,13 +19,24 @@ import type { DaySources } from './rollup-sources.ts';
 
 const D0 = Date.UTC(2026, 10, 21);
 const DATE = '2026-11-21';
-const rec = (hour: number, i: number) => ({ ip: `198.51.${hour}.${i}`, provider: 'p', type: 'vpn', timestamp: (D0 + hour * HOUR_MS) / 1000 + i, country_code: 'NL', asn: 64_500 + i });
+const rec = (hour: number, i: number) => ({
+  ip: `198.51.${hour}.${i}`,
+  provider: 'p',
+  type: 'vpn',
+  timestamp: (D0 + hour * HOUR_MS) / 1000 + i,
+  country_code: 'NL',
+  asn: 64_500 + i,
+});
 const line = (r: object) => JSON.stringify(r);
 
 /** The same log without local files: what a networked FeedLog offers. */
 const streamingOnly = (log: FeedLog): FeedLog => ({
-  append: (f, e) => log.append(f, e), readHour: (f, h) => log.readHour(f, h), readHourBlocks: (f, h) => log.readHourBlocks(f, h),
-  hours: (f) => log.hours(f), dropBefore: (f, h) => log.dropBefore(f, h), close: () => log.close(),
+  append: (f, e) => log.append(f, e),
+  readHour: (f, h) => log.readHour(f, h),
+  readHourBlocks: (f, h) => log.readHourBlocks(f, h),
+  hours: (f) => log.hours(f),
+  dropBefore: (f, h) => log.dropBefore(f, h),
+  close: () => log.close(),
 });
 
 /**
@@ -47,16 +58,29 @@ describe('export jobs on a log with damaged lines', () => {
     const file = (await deps.feedLog.hourFile('proxies', D0 + hour * HOUR_MS))!.path;
     const lines = rs.map(line);
     const torn = lines[3]!.slice(0, 25);
-    const text = [...lines.slice(0, 3), torn + lines[4], ...lines.slice(5, 7), '\u0000\u0000\u0000garbage {"ip": 1, tail', ...lines.slice(7)].join('\n') + '\n';
+    const text = `${[
+      ...lines.slice(0, 3),
+      torn + lines[4],
+      ...lines.slice(5, 7),
+      '\u0000\u0000\u0000garbage {"ip": 1, tail',
+      ...lines.slice(7),
+    ].join('\n')}\n`;
     writeFileSync(file, text);
-    intact.set(hour, rs.filter((_, i) => i !== 3));
+    intact.set(
+      hour,
+      rs.filter((_, i) => i !== 3),
+    );
   };
   const healthyHour = async (hour: number) => {
     const rs = Array.from({ length: 3 }, (_, i) => rec(hour, i));
-    await deps.feedLog.append('proxies', rs.map((r) => ({ timeMs: r.timestamp * 1000, line: line(r) })));
+    await deps.feedLog.append(
+      'proxies',
+      rs.map((r) => ({ timeMs: r.timestamp * 1000, line: line(r) })),
+    );
     intact.set(hour, rs);
   };
-  const asRows = (rs: object[]) => rs.map((r) => ({ ...r, timestamp: BigInt((r as { timestamp: number }).timestamp), asn: BigInt((r as { asn: number }).asn) }));
+  const asRows = (rs: object[]) =>
+    rs.map((r) => ({ ...r, timestamp: BigInt((r as { timestamp: number }).timestamp), asn: BigInt((r as { asn: number }).asn) }));
   const rowsOf = async (key: string) => (await readParquet(readFileSync(deps.store.pathOf(key)))).rows;
   const damageOf = () => reports.map((r) => ({ hour: (r.hourStartMs - D0) / HOUR_MS, skipped: r.skipped, repaired: r.repaired }));
 
@@ -90,7 +114,11 @@ describe('export jobs on a log with damaged lines', () => {
     const snap = await runHourly(deps, 'proxies', D0 + 5 * HOUR_MS);
     assert.equal(snap.rows, 9);
     assert.deepEqual(await rowsOf(snap.key), asRows(intact.get(5)!));
-    assert.deepEqual(damageOf(), [{ hour: 5, skipped: 2, repaired: 1 }], 'the torn piece and the garbage line skipped, the glued record repaired');
+    assert.deepEqual(
+      damageOf(),
+      [{ hour: 5, skipped: 2, repaired: 1 }],
+      'the torn piece and the garbage line skipped, the glued record repaired',
+    );
     // A healthy hour takes the fast path and reports nothing.
     await runHourly(deps, 'proxies', D0 + 4 * HOUR_MS);
     assert.equal(reports.length, 1);
@@ -130,7 +158,7 @@ describe('export jobs on a log with damaged lines', () => {
 
   it('should leave out lines that are JSON but no record, which DuckDB alone would turn into rows of NULLs', async () => {
     const file = (await deps.feedLog.hourFile('proxies', D0 + 6 * HOUR_MS))!.path;
-    writeFileSync(file, readFileSync(file, 'utf8') + '{}\nnull\n');
+    writeFileSync(file, `${readFileSync(file, 'utf8')}{}\nnull\n`);
     const snap = await runHourly(deps, 'proxies', D0 + 6 * HOUR_MS);
     assert.deepEqual(await rowsOf(snap.key), asRows(intact.get(6)!));
     assert.deepEqual(damageOf(), [{ hour: 6, skipped: 2, repaired: 0 }]);

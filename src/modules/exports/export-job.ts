@@ -53,7 +53,12 @@ export async function publishSnapshot(
   try {
     const info = await write(tmp, { kind: target.kind, date: target.date, ...(target.hour === null ? {} : { hour: String(target.hour) }) });
     const snap: Snapshot = {
-      ...target, size: info.size, rows: info.rows, checksum: info.sha256, schema: info.schema, createdAt: Math.floor(deps.clock.now() / 1000),
+      ...target,
+      size: info.size,
+      rows: info.rows,
+      checksum: info.sha256,
+      schema: info.schema,
+      createdAt: Math.floor(deps.clock.now() / 1000),
       ...(sourceVersion === undefined ? {} : { sourceVersion }),
     };
     const startedAtMs = deps.clock.now();
@@ -79,7 +84,11 @@ export async function publishSnapshot(
  * lines (a damaged line: see streamHours), they are read again one by one. `version` is the
  * partition's version read before anything else, so the snapshot holds at least what it names.
  */
-export async function hourSource(deps: Pick<ExportJobDeps, 'feedLog' | 'writer' | 'onDamagedLines'>, feed: FeedId, hourStartMs: number): Promise<{ version?: string; write: WriteParquet }> {
+export async function hourSource(
+  deps: Pick<ExportJobDeps, 'feedLog' | 'writer' | 'onDamagedLines'>,
+  feed: FeedId,
+  hourStartMs: number,
+): Promise<{ version?: string; write: WriteParquet }> {
   const file = await deps.feedLog.hourFile?.(feed, hourStartMs);
   if (!file) return { write: streamHours(deps, feed, [hourStartMs]) };
   if (!file.whole) return { version: file.version, write: streamHours(deps, feed, [hourStartMs]) };
@@ -88,7 +97,8 @@ export async function hourSource(deps: Pick<ExportJobDeps, 'feedLog' | 'writer' 
     version: file.version,
     // A record being appended while DuckDB reads may show up half-written, or a line is damaged:
     // then the lines are read one by one.
-    write: (out, kv) => recordsOnly(deps.writer, (o, k) => deps.writer.writeNdjsonFiles(FEEDS[feed], [file.path], o, k))(out, kv).catch(() => valid(out, kv)),
+    write: (out, kv) =>
+      recordsOnly(deps.writer, (o, k) => deps.writer.writeNdjsonFiles(FEEDS[feed], [file.path], o, k))(out, kv).catch(() => valid(out, kv)),
   };
 }
 
@@ -97,28 +107,37 @@ export async function hourSource(deps: Pick<ExportJobDeps, 'feedLog' | 'writer' 
  * but no record (`{}`, `null`: only damage leaves them in the log) a row of NULLs instead of failing,
  * and every record has a timestamp. Read from the footer's statistics, so it costs no row.
  */
-export const recordsOnly = (writer: ParquetWriter, write: WriteParquet): WriteParquet => async (out, kv) => {
-  const info = await write(out, kv);
-  const nulls = await writer.nullCount(out, 'timestamp');
-  if (nulls > 0) throw new Error(`${nulls} rows without a timestamp: lines that are JSON but no record`);
-  return info;
-};
+export const recordsOnly =
+  (writer: ParquetWriter, write: WriteParquet): WriteParquet =>
+  async (out, kv) => {
+    const info = await write(out, kv);
+    const nulls = await writer.nullCount(out, 'timestamp');
+    if (nulls > 0) throw new Error(`${nulls} rows without a timestamp: lines that are JSON but no record`);
+    return info;
+  };
 
 /**
  * Writes hours of the log by streaming their lines: first as they are (no line is parsed in JS),
  * then, if DuckDB refuses them (a torn line glued to the next, garbage: "Malformed JSON" on every
  * retry), with every line checked, damaged ones repaired or left out and reported (validHours).
  */
-export const streamHours = (deps: Pick<ExportJobDeps, 'feedLog' | 'writer' | 'onDamagedLines'>, feed: FeedId, hourStarts: readonly number[]): WriteParquet => (out, kv) =>
-  recordsOnly(deps.writer, (o, k) => deps.writer.write(FEEDS[feed], concatHours(deps.feedLog, feed, hourStarts), o, k))(out, kv)
-    .catch(() => deps.writer.write(FEEDS[feed], validHours(deps, feed, hourStarts), out, kv));
+export const streamHours =
+  (deps: Pick<ExportJobDeps, 'feedLog' | 'writer' | 'onDamagedLines'>, feed: FeedId, hourStarts: readonly number[]): WriteParquet =>
+  (out, kv) =>
+    recordsOnly(deps.writer, (o, k) => deps.writer.write(FEEDS[feed], concatHours(deps.feedLog, feed, hourStarts), o, k))(out, kv).catch(
+      () => deps.writer.write(FEEDS[feed], validHours(deps, feed, hourStarts), out, kv),
+    );
 
 export async function* concatHours(log: FeedLog, feed: FeedId, hourStarts: readonly number[]): AsyncIterable<string> {
   for (const h of hourStarts) yield* log.readHourBlocks(feed, h);
 }
 
 /** The hours' lines with every damaged line repaired or left out; each damaged hour is reported once read. */
-export async function* validHours(deps: Pick<ExportJobDeps, 'feedLog' | 'onDamagedLines'>, feed: FeedId, hourStarts: readonly number[]): AsyncIterable<string> {
+export async function* validHours(
+  deps: Pick<ExportJobDeps, 'feedLog' | 'onDamagedLines'>,
+  feed: FeedId,
+  hourStarts: readonly number[],
+): AsyncIterable<string> {
   for (const h of hourStarts) {
     const damage = noDamage();
     yield* validBlocks(deps.feedLog.readHourBlocks(feed, h), damage);

@@ -51,7 +51,9 @@ describe('hourly job and rollup killed mid-write (SIGKILL)', () => {
             assert.equal(row, undefined, 'a row never points at a missing object');
           }
           const how = unsettled && row ? ' (completed by recovery)' : '';
-          outcomes.push(`${killAfter}ms: ${finished ? 'finished' : 'killed'}, object ${head ? 'whole' : 'absent'}, row ${row ? 'yes' : 'no'}${how}`);
+          outcomes.push(
+            `${killAfter}ms: ${finished ? 'finished' : 'killed'}, object ${head ? 'whole' : 'absent'}, row ${row ? 'yes' : 'no'}${how}`,
+          );
         } finally {
           db.close();
         }
@@ -61,7 +63,12 @@ describe('hourly job and rollup killed mid-write (SIGKILL)', () => {
       const row = await new SqliteSnapshotCatalog(db).get('proxies', '2026-11-21', 5);
       db.close();
       assert.equal(row?.rows, ROWS);
-      assert.equal(row?.checksum, createHash('sha256').update(readFileSync(store.pathOf(KEY))).digest('hex'));
+      assert.equal(
+        row?.checksum,
+        createHash('sha256')
+          .update(readFileSync(store.pathOf(KEY)))
+          .digest('hex'),
+      );
 
       // The rollup killed at points spread over it (fetch and verify the hourly file, COPY, upload,
       // catalog, cleanup): the daily object is absent or whole with every row; until the rollup is
@@ -80,7 +87,9 @@ describe('hourly job and rollup killed mid-write (SIGKILL)', () => {
             assert.equal((await cat.get('proxies', '2026-11-21', 5))?.checksum, row?.checksum, 'the hour stays listed');
             assert.ok(await store.head(KEY), 'and downloadable');
           }
-          outcomes.push(`rollup ${killAfter}ms: ${finished ? 'finished' : 'killed'}, state ${state ?? 'none'}, daily ${daily ? 'whole' : 'absent'}`);
+          outcomes.push(
+            `rollup ${killAfter}ms: ${finished ? 'finished' : 'killed'}, state ${state ?? 'none'}, daily ${daily ? 'whole' : 'absent'}`,
+          );
         } finally {
           rdb.close();
         }

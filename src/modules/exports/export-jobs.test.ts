@@ -20,7 +20,14 @@ import { readParquet } from '../../../test/helpers/parquet-test-reader.ts';
 import { filesUnder } from '../../storage/contract/object-store.contract.ts';
 
 const D0 = Date.UTC(2026, 10, 21); // 2026-11-21 00:00 UTC
-const rec = (tsSec: number, i: number) => ({ ip: `192.0.2.${i % 256}`, provider: 'p', type: 'vpn', timestamp: tsSec, country_code: 'NL', asn: 3_000_000_000 + i });
+const rec = (tsSec: number, i: number) => ({
+  ip: `192.0.2.${i % 256}`,
+  provider: 'p',
+  type: 'vpn',
+  timestamp: tsSec,
+  country_code: 'NL',
+  asn: 3_000_000_000 + i,
+});
 
 async function bytesOf(store: ObjectStore, key: string): Promise<Buffer> {
   const r = await store.get(key);
@@ -55,7 +62,10 @@ describe('export jobs', () => {
       const start = D0 + h * HOUR_MS;
       const rs = Array.from({ length: 5 }, () => rec(start / 1000 + (i % 3600), i++));
       byHour.set(start, rs);
-      await deps.feedLog.append('proxies', rs.map((r) => ({ timeMs: r.timestamp * 1000, line: JSON.stringify(r) })));
+      await deps.feedLog.append(
+        'proxies',
+        rs.map((r) => ({ timeMs: r.timestamp * 1000, line: JSON.stringify(r) })),
+      );
     }
   });
   afterEach(async () => {
@@ -65,12 +75,16 @@ describe('export jobs', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const expectRows = (records: object[]) => records.map((r) => ({ ...r, timestamp: BigInt((r as { timestamp: number }).timestamp), asn: BigInt((r as { asn: number }).asn) }));
+  const expectRows = (records: object[]) =>
+    records.map((r) => ({ ...r, timestamp: BigInt((r as { timestamp: number }).timestamp), asn: BigInt((r as { asn: number }).asn) }));
 
   it('should snapshot one hour to its latest key, with a checksum of the stored bytes, idempotently', async () => {
     const h5 = D0 + 5 * HOUR_MS;
     const snap = await runHourly(deps, 'proxies', h5);
-    assert.deepEqual({ key: snap.key, date: snap.date, hour: snap.hour, rows: snap.rows }, { key: 'proxies/latest/05_proxies.parquet', date: '2026-11-21', hour: 5, rows: 5 });
+    assert.deepEqual(
+      { key: snap.key, date: snap.date, hour: snap.hour, rows: snap.rows },
+      { key: 'proxies/latest/05_proxies.parquet', date: '2026-11-21', hour: 5, rows: 5 },
+    );
     const bytes = await bytesOf(deps.store, snap.key);
     assert.equal(snap.checksum, createHash('sha256').update(bytes).digest('hex'));
     assert.equal(snap.size, bytes.length);
@@ -126,14 +140,22 @@ describe('export jobs', () => {
     const late = rec(h3 / 1000 + 7, 999);
     await deps.feedLog.append('proxies', [{ timeMs: late.timestamp * 1000, line: JSON.stringify(late) }]);
     const crashing = Object.create(catalog) as SqliteSnapshotCatalog;
-    crashing.completePublish = async () => { throw new Error('crash'); };
+    crashing.completePublish = async () => {
+      throw new Error('crash');
+    };
     await assert.rejects(runHourly({ ...deps, catalog: crashing }, 'proxies', h3), /crash/);
     assert.deepEqual(await catalog.get('proxies', '2026-11-21', 3), first, 'the old row stays listed until the new one replaces it');
     assert.deepEqual(readdirSync(deps.workDir), [], 'no temp parquet left behind');
     assert.deepEqual(filesUnder(join(dir, 'exports', '.tmp')), []);
-    const stored = createHash('sha256').update(await bytesOf(deps.store, first.key)).digest('hex');
+    const stored = createHash('sha256')
+      .update(await bytesOf(deps.store, first.key))
+      .digest('hex');
     const recovered = await recoverPublishes(deps);
-    assert.deepEqual(recovered.completed.map((s) => s.checksum), [stored], 'the finished upload gets its row');
+    assert.deepEqual(
+      recovered.completed.map((s) => s.checksum),
+      [stored],
+      'the finished upload gets its row',
+    );
     assert.equal((await catalog.get('proxies', '2026-11-21', 3))?.rows, 6);
     const rerun = await runHourly(deps, 'proxies', h3);
     assert.equal(rerun.checksum, stored);

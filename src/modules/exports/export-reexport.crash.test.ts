@@ -86,10 +86,21 @@ describe('an earlier hour re-exported and killed mid-publish (SIGKILL)', () => {
         if (kill.expect) {
           assert.equal(finished, false, `${kill.killAt}: killed`);
           assert.equal(kept, kill.expect === 'old', `${kill.killAt}: ${kill.expect} bytes listed`);
-          assert.equal(report.completed.length, kill.expect === 'new' ? 1 : 0, `${kill.killAt}: an upload that finished is completed on restart`);
-          assert.equal(report.pending, kill.expect === 'old' ? 1 : 0, `${kill.killAt}: an upload that did not is left for its owner until stale`);
+          assert.equal(
+            report.completed.length,
+            kill.expect === 'new' ? 1 : 0,
+            `${kill.killAt}: an upload that finished is completed on restart`,
+          );
+          assert.equal(
+            report.pending,
+            kill.expect === 'old' ? 1 : 0,
+            `${kill.killAt}: an upload that did not is left for its owner until stale`,
+          );
         }
-        outcomes.push(`${kill.killAt ?? `${kill.killAfterMs}ms`}: ${finished ? 'finished' : 'killed'}, listed ${kept ? 'old' : 'new'} bytes (${meta.rows} rows)${report.completed.length ? ', completed on restart' : ''}`);
+        outcomes.push(
+          `${kill.killAt ?? `${kill.killAfterMs}ms`}: ${finished ? 'finished' : 'killed'}, listed ${kept ? 'old' : 'new'} bytes ` +
+            `(${meta.rows} rows)${report.completed.length ? ', completed on restart' : ''}`,
+        );
         current = meta;
       }
 

@@ -42,7 +42,14 @@ export class ExportRuntime implements Lifecycle {
   async start(): Promise<void> {
     if (!this.o.scheduled) return;
     const { onDone, onError, onDamagedLines, onRecovered } = this.o.hooks;
-    this.scheduler = new ExportScheduler(await this.deps(), this.o.feeds, this.o.deps.clock, undefined, { onDone, onError, onDamagedLines, onRecovered }, this.lane);
+    this.scheduler = new ExportScheduler(
+      await this.deps(),
+      this.o.feeds,
+      this.o.deps.clock,
+      undefined,
+      { onDone, onError, onDamagedLines, onRecovered },
+      this.lane,
+    );
     this.scheduler.start();
   }
 

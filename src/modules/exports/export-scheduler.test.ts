@@ -18,20 +18,32 @@ import type { Snapshot } from './snapshot-catalog.ts';
 const D = Date.UTC(2026, 10, 22); // today 00:00 UTC
 const MIN = 60_000;
 const view = (v: Partial<FeedView> = {}): FeedView => ({ feed: 'proxies', rollupsDone: new Set(), datesWithData: new Set(), ...v });
-const show = (jobs: DueJob[]) => jobs.map((j) => (j.kind === 'rollup' ? `rollup ${j.feed} ${j.date}` : `hourly ${j.feed} ${new Date(j.hourStartMs).toISOString().slice(0, 13)}`));
+const show = (jobs: DueJob[]) =>
+  jobs.map((j) =>
+    j.kind === 'rollup' ? `rollup ${j.feed} ${j.date}` : `hourly ${j.feed} ${new Date(j.hourStartMs).toISOString().slice(0, 13)}`,
+  );
 
 describe(dueJobs.name, () => {
   const done21 = new Set(['2026-11-21']);
 
   it('should make the previous hour due one delay after each boundary, for every feed', () => {
-    const views = [view({ latestHourMs: D + 10 * HOUR_MS, rollupsDone: done21 }), view({ feed: 'torrents', latestHourMs: D + 10 * HOUR_MS, rollupsDone: done21 })];
+    const views = [
+      view({ latestHourMs: D + 10 * HOUR_MS, rollupsDone: done21 }),
+      view({ feed: 'torrents', latestHourMs: D + 10 * HOUR_MS, rollupsDone: done21 }),
+    ];
     assert.deepEqual(dueJobs(D + 12 * HOUR_MS + MIN - 1, views), []);
     assert.deepEqual(show(dueJobs(D + 12 * HOUR_MS + MIN, views)), ['hourly proxies 2026-11-22T11', 'hourly torrents 2026-11-22T11']);
   });
 
   it('should backfill the missed hours of the current day after a restart, oldest first', () => {
-    assert.deepEqual(show(dueJobs(D + 3 * HOUR_MS + 5 * MIN, [view({ rollupsDone: done21 })])), ['hourly proxies 2026-11-22T00', 'hourly proxies 2026-11-22T01', 'hourly proxies 2026-11-22T02']);
-    assert.deepEqual(show(dueJobs(D + 3 * HOUR_MS + 5 * MIN, [view({ latestHourMs: D + HOUR_MS, rollupsDone: done21 })])), ['hourly proxies 2026-11-22T02']);
+    assert.deepEqual(show(dueJobs(D + 3 * HOUR_MS + 5 * MIN, [view({ rollupsDone: done21 })])), [
+      'hourly proxies 2026-11-22T00',
+      'hourly proxies 2026-11-22T01',
+      'hourly proxies 2026-11-22T02',
+    ]);
+    assert.deepEqual(show(dueJobs(D + 3 * HOUR_MS + 5 * MIN, [view({ latestHourMs: D + HOUR_MS, rollupsDone: done21 })])), [
+      'hourly proxies 2026-11-22T02',
+    ]);
   });
 
   it("should make yesterday's rollup due at 00:30 UTC, not before, and skip hours it covers", () => {
@@ -40,11 +52,18 @@ describe(dueJobs.name, () => {
     assert.deepEqual(show(dueJobs(D + 30 * MIN, [v])), ['rollup proxies 2026-11-21']);
     assert.deepEqual(dueJobs(D + 30 * MIN, [view({ latestHourMs: D - HOUR_MS, rollupsDone: done21 })]), []);
     // At 01:01 the rollup (end of the 21st) still runs before hour 00 of the 22nd, which reuses a key.
-    assert.deepEqual(show(dueJobs(D + HOUR_MS + MIN, [view({ latestHourMs: D - HOUR_MS, datesWithData: done21 })])), ['rollup proxies 2026-11-21', 'hourly proxies 2026-11-22T00']);
+    assert.deepEqual(show(dueJobs(D + HOUR_MS + MIN, [view({ latestHourMs: D - HOUR_MS, datesWithData: done21 })])), [
+      'rollup proxies 2026-11-21',
+      'hourly proxies 2026-11-22T00',
+    ]);
   });
 
   it('should catch up missed rollups of older dates with records, even before 00:30', () => {
-    const v = view({ latestHourMs: D - HOUR_MS, datesWithData: new Set(['2026-11-18', '2026-11-20', '2026-11-21']), rollupsDone: new Set(['2026-11-20']) });
+    const v = view({
+      latestHourMs: D - HOUR_MS,
+      datesWithData: new Set(['2026-11-18', '2026-11-20', '2026-11-21']),
+      rollupsDone: new Set(['2026-11-20']),
+    });
     assert.deepEqual(show(dueJobs(D + 10 * MIN, [v])), ['rollup proxies 2026-11-18']);
     assert.deepEqual(show(dueJobs(D + 40 * MIN, [v])), ['rollup proxies 2026-11-18', 'rollup proxies 2026-11-21']);
   });
@@ -68,15 +87,35 @@ describe(ExportScheduler.name, () => {
     const feedLog = new FileFeedLog(join(dir, 'log'));
     const writer = await ParquetWriter.create({ spoolDir: join(dir, 'work'), threads: 1 });
     const catalog = new SqliteSnapshotCatalog(db);
-    const deps = { feedLog, catalog, writer, clock, workDir: join(dir, 'work'), store: new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock }) };
+    const deps = {
+      feedLog,
+      catalog,
+      writer,
+      clock,
+      workDir: join(dir, 'work'),
+      store: new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock }),
+    };
     const timers: number[] = [];
     const fns: (() => void)[] = [];
     const errors: Error[] = [];
-    const sched = new ExportScheduler(deps, ['ja4t'], clock, undefined, { setTimer: (fn, ms) => (timers.push(ms), fns.push(fn), {}), clearTimer: () => {}, onError: (_j, e) => errors.push(e) });
+    const sched = new ExportScheduler(deps, ['ja4t'], clock, undefined, {
+      setTimer: (fn, ms) => {
+        timers.push(ms);
+        fns.push(fn);
+        return {};
+      },
+      clearTimer: () => {},
+      onError: (_j, e) => errors.push(e),
+    });
     try {
       for (let h = 0; h < 24; h++) {
         const ts = (D - 24 * HOUR_MS + h * HOUR_MS) / 1000;
-        await feedLog.append('ja4t', [{ timeMs: ts * 1000, line: JSON.stringify({ ip: '192.0.2.1', ja4t: 'x', provider: 'p', type: 't', timestamp: ts, country_code: 'DE', asn: h }) }]);
+        await feedLog.append('ja4t', [
+          {
+            timeMs: ts * 1000,
+            line: JSON.stringify({ ip: '192.0.2.1', ja4t: 'x', provider: 'p', type: 't', timestamp: ts, country_code: 'DE', asn: h }),
+          },
+        ]);
       }
       assert.equal((await sched.tick()).length, 22, 'hours 00..21 of the 21st, no rollup of a date without records');
       assert.equal((await catalog.latestHourly('ja4t'))?.hour, 21);
@@ -133,8 +172,16 @@ describe(ExportScheduler.name, () => {
       onError: (_j, e) => errors.push(e),
     });
     const snap = (hour: number, bytes: Buffer): Snapshot => ({
-      feed: 'ja4t', kind: 'hourly', date: '2026-11-22', hour, key: `ja4t/latest/${String(hour).padStart(2, '0')}_ja4t.parquet`, size: bytes.length, rows: 1,
-      checksum: createHash('sha256').update(bytes).digest('hex'), schema: { fields: [] }, createdAt: clock.now() / 1000,
+      feed: 'ja4t',
+      kind: 'hourly',
+      date: '2026-11-22',
+      hour,
+      key: `ja4t/latest/${String(hour).padStart(2, '0')}_ja4t.parquet`,
+      size: bytes.length,
+      rows: 1,
+      checksum: createHash('sha256').update(bytes).digest('hex'),
+      schema: { fields: [] },
+      createdAt: clock.now() / 1000,
     });
     try {
       // Hours 00..04 are listed; the publish of 05 was killed after its upload, that of 03 (a rerun) before it.
@@ -146,9 +193,16 @@ describe(ExportScheduler.name, () => {
       await catalog.beginPublish(h3, clock.now() - 2 * HOUR_MS);
       assert.deepEqual(await sched.tick(), [], 'hour 05 counts as done: nothing is due');
       assert.deepEqual(errors, []);
-      assert.deepEqual(reports.map((r) => ({ completed: r.completed.map((s) => s.hour), abandoned: r.abandoned.map((s) => s.hour), pending: r.pending })), [{ completed: [5], abandoned: [3], pending: 0 }]);
+      assert.deepEqual(
+        reports.map((r) => ({ completed: r.completed.map((s) => s.hour), abandoned: r.abandoned.map((s) => s.hour), pending: r.pending })),
+        [{ completed: [5], abandoned: [3], pending: 0 }],
+      );
       assert.deepEqual(await catalog.get('ja4t', '2026-11-22', 5), h5);
-      assert.equal((await catalog.get('ja4t', '2026-11-22', 3))?.checksum, snap(3, Buffer.from('hour 3')).checksum, 'the listed hour 03 is untouched');
+      assert.equal(
+        (await catalog.get('ja4t', '2026-11-22', 3))?.checksum,
+        snap(3, Buffer.from('hour 3')).checksum,
+        'the listed hour 03 is untouched',
+      );
       assert.deepEqual(await catalog.publishIntents(), []);
       await sched.tick();
       assert.equal(reports.length, 1, 'reported only when something was settled');

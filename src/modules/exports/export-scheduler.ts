@@ -142,7 +142,9 @@ export class ExportScheduler {
       // stop() lets the running job finish, not the rest of the batch.
       if (this.stopping) break;
       try {
-        await this.lane.run(() => (job.kind === 'hourly' ? runHourly(deps, job.feed, job.hourStartMs) : runRollup(deps, job.feed, job.date)));
+        await this.lane.run(() =>
+          job.kind === 'hourly' ? runHourly(deps, job.feed, job.hourStartMs) : runRollup(deps, job.feed, job.date),
+        );
         this.hooks.onDone?.(job);
       } catch (e) {
         this.failed = true;
@@ -181,7 +183,12 @@ export class ExportScheduler {
           if ((await catalog.rollupState(feed, date))?.state === 'done') rollupsDone.add(date);
         }
         const datesWithData = new Set((await feedLog.hours(feed)).filter((h) => h >= since && h < todayStart).map(utcDate));
-        return { feed, rollupsDone, datesWithData, ...(latest ? { latestHourMs: Date.parse(`${latest.date}T00:00:00Z`) + latest.hour! * HOUR_MS } : {}) };
+        return {
+          feed,
+          rollupsDone,
+          datesWithData,
+          ...(latest ? { latestHourMs: Date.parse(`${latest.date}T00:00:00Z`) + latest.hour! * HOUR_MS } : {}),
+        };
       }),
     );
   }

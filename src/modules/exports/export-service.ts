@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { FeedDef } from '../feeds/feed-catalog.ts';
 import type { CursorCodec } from './cursor-codec.ts';
 import type { ObjectStore } from './object-store.ts';
-import type { Snapshot, SnapshotCatalog } from './snapshot-catalog.ts';
+import type { Snapshot, SnapshotCatalog, SnapshotCursor } from './snapshot-catalog.ts';
 import { DAY_MS, dayStartMs, utcDate } from '../../lib/time.ts';
 import { parseSnapshotRef, snapshotId } from './snapshot-id.ts';
 
@@ -66,7 +66,7 @@ export class ExportService {
   async list(feed: FeedDef, limit: unknown, cursor: string | undefined): Promise<ExportList> {
     const n = limit === undefined ? LIST_DEFAULT : Number(limit);
     if (!Number.isInteger(n) || n < 1) throw AppError.field('limit', 'must be an integer from 1 to 500 (larger values are clamped to 500)');
-    let before;
+    let before: SnapshotCursor | undefined;
     if (cursor !== undefined) {
       before = this.cursors.decode(feed.id, cursor);
       if (!before) throw AppError.field('cursor', 'is not a cursor this server issued for this feed; start again without it');
@@ -120,12 +120,16 @@ export class ExportService {
     const id = snapshotId(date, ref.hour);
     // service.md rule 5 (and decisions.md): hourly metadata only for the current UTC date.
     if (forMeta && date !== today) {
-      throw AppError.field('date', `hourly metadata is served only for the current UTC date (${today}); use ${exportPath(feed, date)}/meta for ${date}`);
+      throw AppError.field(
+        'date',
+        `hourly metadata is served only for the current UTC date (${today}); use ${exportPath(feed, date)}/meta for ${date}`,
+      );
     }
     const hourly = await this.catalog.get(feed.id, date, ref.hour);
     if (hourly) return hourly;
     const daily = await this.catalog.get(feed.id, date, null);
-    if (daily) throw AppError.field('hour', `hour ${id} has been rolled up into the daily export: request ${exportPath(feed, date)} instead`);
+    if (daily)
+      throw AppError.field('hour', `hour ${id} has been rolled up into the daily export: request ${exportPath(feed, date)} instead`);
     throw new AppError('NOT_FOUND', `No snapshot ${id} of ${feed.id} exists.`);
   }
 
@@ -137,9 +141,14 @@ export class ExportService {
     const inWindow = date === yesterday && now < todayStart + ASSEMBLY_END_MS;
     if (state?.state === 'assembling' || (inWindow && (await this.catalog.hourlyOf(feed.id, date)).length > 0)) {
       const retry = Math.max(60, Math.ceil((todayStart + ASSEMBLY_END_MS - now) / 1000));
-      return new AppError('NOT_FOUND', `The daily export of ${date} is being assembled; its hours stay downloadable meanwhile (${exportPath(feed, `${date}/0`)} … /23). Retry later.`, {
-        retryAfter: state?.state === 'assembling' ? 60 : retry,
-      });
+      return new AppError(
+        'NOT_FOUND',
+        `The daily export of ${date} is being assembled; its hours stay downloadable meanwhile (${exportPath(feed, `${date}/0`)} … /23). ` +
+          `Retry later.`,
+        {
+          retryAfter: state?.state === 'assembling' ? 60 : retry,
+        },
+      );
     }
     return new AppError('NOT_FOUND', `No daily export of ${feed.id} exists for ${date}.`);
   }
@@ -147,7 +156,16 @@ export class ExportService {
 
 function item(feed: FeedDef, s: Snapshot): ExportItem {
   const id = snapshotId(s.date, s.hour);
-  const i: ExportItem = { kind: s.kind, date: s.date, id, size_bytes: s.size, row_count: s.rows, checksum: s.checksum, created_at: s.createdAt, download_path: exportPath(feed, id) };
+  const i: ExportItem = {
+    kind: s.kind,
+    date: s.date,
+    id,
+    size_bytes: s.size,
+    row_count: s.rows,
+    checksum: s.checksum,
+    created_at: s.createdAt,
+    download_path: exportPath(feed, id),
+  };
   if (s.hour !== null) i.hour = s.hour;
   return i;
 }

@@ -17,5 +17,10 @@ export async function runHourly(deps: ExportJobDeps, feed: FeedId, hourStartMs: 
   // Hours of a rolled-up date are served by the daily file (and answered 400); never recreate them.
   if ((await deps.catalog.rollupState(feed, date))?.state === 'done') throw new Error(`${feed} ${date} is already rolled up`);
   const source = await hourSource(deps, feed, hourStartMs);
-  return publishSnapshot(deps, { feed, kind: 'hourly', date, hour: utcHour(hourStartMs), key: hourlyKey(feed, hourStartMs) }, source.write, source.version);
+  return publishSnapshot(
+    deps,
+    { feed, kind: 'hourly', date, hour: utcHour(hourStartMs), key: hourlyKey(feed, hourStartMs) },
+    source.write,
+    source.version,
+  );
 }

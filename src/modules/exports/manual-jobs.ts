@@ -47,14 +47,19 @@ export function manualJob(r: ManualJobRequest, nowMs: number): ManualJob {
   if (r.job === 'rollup') {
     if (r.date === undefined) throw AppError.field('date', 'is required: a complete past UTC date YYYY-MM-DD');
     const ref = parseSnapshotRef(r.date);
-    if (ref.date === 'latest' || Date.parse(`${ref.date}T00:00:00Z`) + DAY_MS > nowMs) throw AppError.field('date', 'must be a complete past UTC date YYYY-MM-DD');
+    if (ref.date === 'latest' || Date.parse(`${ref.date}T00:00:00Z`) + DAY_MS > nowMs)
+      throw AppError.field('date', 'must be a complete past UTC date YYYY-MM-DD');
     return { kind: 'rollup', feeds, date: ref.date };
   }
   throw AppError.field('job', "must be 'hourly' or 'rollup'");
 }
 
 /** Runs the job for each of its feeds in turn; `onDone` after each (progress). */
-export async function runManualJob(deps: ExportJobDeps, job: ManualJob, onDone?: (s: Snapshot, done: number, total: number) => void): Promise<Snapshot[]> {
+export async function runManualJob(
+  deps: ExportJobDeps,
+  job: ManualJob,
+  onDone?: (s: Snapshot, done: number, total: number) => void,
+): Promise<Snapshot[]> {
   const out: Snapshot[] = [];
   for (const f of job.feeds) {
     out.push(job.kind === 'hourly' ? await runHourly(deps, f.id, job.hourStartMs) : await runRollup(deps, f.id, job.date));

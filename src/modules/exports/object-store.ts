@@ -24,7 +24,9 @@ export interface DownloadTarget {
   sha256: string;
 }
 
-export type VerifyResult = ({ ok: true } & DownloadTarget) | { ok: false; reason: 'MALFORMED' | 'UNKNOWN_KEY_ID' | 'BAD_SIGNATURE' | 'EXPIRED' };
+export type VerifyResult =
+  | ({ ok: true } & DownloadTarget)
+  | { ok: false; reason: 'MALFORMED' | 'UNKNOWN_KEY_ID' | 'BAD_SIGNATURE' | 'EXPIRED' };
 
 /** An object's metadata and bytes read as one version: `info` describes exactly what `body` yields. */
 export interface StoredObject {

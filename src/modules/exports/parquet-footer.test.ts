@@ -14,7 +14,13 @@ async function* linesOf(records: object[]): AsyncIterable<string> {
 
 /** Byte arrays as plain arrays, whatever their class (decoded binaries are Buffer views). */
 const plain = (v: unknown): unknown =>
-  v instanceof Uint8Array ? [...v] : Array.isArray(v) ? v.map(plain) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)])) : v;
+  v instanceof Uint8Array
+    ? [...v]
+    : Array.isArray(v)
+      ? v.map(plain)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
+        : v;
 
 /** A file's footer bytes (without its length and magic). */
 const footerOf = (bytes: Buffer) => bytes.subarray(bytes.length - 8 - bytes.readUInt32LE(bytes.length - 8), bytes.length - 8);
@@ -57,9 +63,35 @@ describe('parquet footer codec', () => {
         { id: 7, value: { type: CT.I64, value: 9_223_372_036_854_775_807n } },
         { id: 8, value: { type: CT.DOUBLE, value: new Uint8Array(Buffer.from('0000000000e06f40', 'hex')) } },
         { id: 40, value: { type: CT.BINARY, value: new Uint8Array(300).fill(7) } },
-        { id: 41, value: { type: CT.LIST, elemType: CT.I32, items: Array.from({ length: 20 }, (_, i) => ({ type: CT.I32, value: i * 1000 })) } },
-        { id: 42, value: { type: CT.LIST, elemType: CT.TRUE, items: [{ type: CT.TRUE, value: true }, { type: CT.FALSE, value: false }] } },
-        { id: 43, value: { type: CT.MAP, keyType: CT.BINARY, valType: CT.I64, entries: [[{ type: CT.BINARY, value: Buffer.from('k') }, { type: CT.I64, value: 1n }]] } },
+        {
+          id: 41,
+          value: { type: CT.LIST, elemType: CT.I32, items: Array.from({ length: 20 }, (_, i) => ({ type: CT.I32, value: i * 1000 })) },
+        },
+        {
+          id: 42,
+          value: {
+            type: CT.LIST,
+            elemType: CT.TRUE,
+            items: [
+              { type: CT.TRUE, value: true },
+              { type: CT.FALSE, value: false },
+            ],
+          },
+        },
+        {
+          id: 43,
+          value: {
+            type: CT.MAP,
+            keyType: CT.BINARY,
+            valType: CT.I64,
+            entries: [
+              [
+                { type: CT.BINARY, value: Buffer.from('k') },
+                { type: CT.I64, value: 1n },
+              ],
+            ],
+          },
+        },
         { id: 44, value: { type: CT.MAP, keyType: 0, valType: 0, entries: [] } },
         { id: 45, value: { type: CT.STRUCT, fields: [{ id: 1, value: { type: CT.SET, elemType: CT.I16, items: [] } }] } },
       ],

@@ -8,7 +8,21 @@
  */
 
 /** Compact-protocol type codes. A bool field carries its value in the type (1 true, 2 false). */
-export const CT = { STOP: 0, TRUE: 1, FALSE: 2, I8: 3, I16: 4, I32: 5, I64: 6, DOUBLE: 7, BINARY: 8, LIST: 9, SET: 10, MAP: 11, STRUCT: 12 } as const;
+export const CT = {
+  STOP: 0,
+  TRUE: 1,
+  FALSE: 2,
+  I8: 3,
+  I16: 4,
+  I32: 5,
+  I64: 6,
+  DOUBLE: 7,
+  BINARY: 8,
+  LIST: 9,
+  SET: 10,
+  MAP: 11,
+  STRUCT: 12,
+} as const;
 
 export type ThriftValue =
   | { type: typeof CT.TRUE | typeof CT.FALSE; value: boolean }
@@ -20,8 +34,14 @@ export type ThriftValue =
   | { type: typeof CT.MAP; keyType: number; valType: number; entries: [ThriftValue, ThriftValue][] }
   | ThriftStruct;
 
-export interface ThriftStruct { type: typeof CT.STRUCT; fields: ThriftField[] }
-export interface ThriftField { id: number; value: ThriftValue }
+export interface ThriftStruct {
+  type: typeof CT.STRUCT;
+  fields: ThriftField[];
+}
+export interface ThriftField {
+  id: number;
+  value: ThriftValue;
+}
 
 export class ThriftError extends Error {}
 
@@ -41,7 +61,10 @@ export function encodeStruct(s: ThriftStruct): Buffer {
 const MAX_DEPTH = 32;
 
 class Reader {
-  constructor(private readonly buf: Uint8Array, public pos: number) {}
+  constructor(
+    private readonly buf: Uint8Array,
+    public pos: number,
+  ) {}
 
   private byte(): number {
     if (this.pos >= this.buf.length) throw new ThriftError('thrift: truncated');
@@ -248,9 +271,29 @@ class Writer {
 // --- Parquet ---------------------------------------------------------------------------------
 
 /** FileMetaData, RowGroup, ColumnChunk and ColumnMetaData field ids (parquet.thrift). */
-const FMD = { VERSION: 1, SCHEMA: 2, NUM_ROWS: 3, ROW_GROUPS: 4, KV: 5, CREATED_BY: 6, COLUMN_ORDERS: 7, ENCRYPTION: 8, SIGNING_KEY: 9 } as const;
+const FMD = {
+  VERSION: 1,
+  SCHEMA: 2,
+  NUM_ROWS: 3,
+  ROW_GROUPS: 4,
+  KV: 5,
+  CREATED_BY: 6,
+  COLUMN_ORDERS: 7,
+  ENCRYPTION: 8,
+  SIGNING_KEY: 9,
+} as const;
 const RG = { COLUMNS: 1, NUM_ROWS: 3, FILE_OFFSET: 5, ORDINAL: 7 } as const;
-const CC = { FILE_PATH: 1, FILE_OFFSET: 2, META: 3, OFFSET_INDEX_OFFSET: 4, OFFSET_INDEX_LENGTH: 5, COLUMN_INDEX_OFFSET: 6, COLUMN_INDEX_LENGTH: 7, CRYPTO: 8, ENCRYPTED_META: 9 } as const;
+const CC = {
+  FILE_PATH: 1,
+  FILE_OFFSET: 2,
+  META: 3,
+  OFFSET_INDEX_OFFSET: 4,
+  OFFSET_INDEX_LENGTH: 5,
+  COLUMN_INDEX_OFFSET: 6,
+  COLUMN_INDEX_LENGTH: 7,
+  CRYPTO: 8,
+  ENCRYPTED_META: 9,
+} as const;
 const CMD = { DATA_PAGE_OFFSET: 9, INDEX_PAGE_OFFSET: 10, DICTIONARY_PAGE_OFFSET: 11, BLOOM_FILTER_OFFSET: 14 } as const;
 
 /** The inputs cannot be merged at the row-group level (the caller writes the rows again instead). */
@@ -282,7 +325,8 @@ export interface ParquetParts {
 
 /** Splits a parquet file's tail (its last `tail.length` bytes of `size`) into footer and data region. */
 export function footerLength(tail8: Uint8Array): number {
-  if (tail8.length !== 8 || Buffer.from(tail8.subarray(4)).toString('latin1') !== 'PAR1') throw new MergeRefused('parquet: no trailing PAR1 magic');
+  if (tail8.length !== 8 || Buffer.from(tail8.subarray(4)).toString('latin1') !== 'PAR1')
+    throw new MergeRefused('parquet: no trailing PAR1 magic');
   return Buffer.from(tail8).readUInt32LE(0);
 }
 
@@ -301,7 +345,10 @@ export function parseFooter(footer: Uint8Array, size: number): ParquetParts {
 
 const keyValue = (k: string, v: string): ThriftStruct => ({
   type: CT.STRUCT,
-  fields: [{ id: 1, value: { type: CT.BINARY, value: Buffer.from(k) } }, { id: 2, value: { type: CT.BINARY, value: Buffer.from(v) } }],
+  fields: [
+    { id: 1, value: { type: CT.BINARY, value: Buffer.from(k) } },
+    { id: 2, value: { type: CT.BINARY, value: Buffer.from(v) } },
+  ],
 });
 
 /**
@@ -316,13 +363,19 @@ const keyValue = (k: string, v: string): ThriftStruct => ({
  * Page indexes hold absolute page offsets inside the data region, so they are dropped from the
  * merged footer (they are optional; DuckDB does not write them by default).
  */
-export function mergeFooters(inputs: readonly ParquetParts[], reference: ThriftStruct, kv: readonly [string, string][]): { meta: ThriftStruct; numRows: bigint } {
+export function mergeFooters(
+  inputs: readonly ParquetParts[],
+  reference: ThriftStruct,
+  kv: readonly [string, string][],
+): { meta: ThriftStruct; numRows: bigint } {
   if (inputs.length === 0) throw new MergeRefused('parquet merge: no inputs');
   const shape = (m: ThriftStruct) =>
-    [FMD.SCHEMA, FMD.COLUMN_ORDERS].map((id) => {
-      const v = field(m, id);
-      return v === undefined ? '' : encodeStruct({ type: CT.STRUCT, fields: [{ id, value: v }] }).toString('base64');
-    }).join('|');
+    [FMD.SCHEMA, FMD.COLUMN_ORDERS]
+      .map((id) => {
+        const v = field(m, id);
+        return v === undefined ? '' : encodeStruct({ type: CT.STRUCT, fields: [{ id, value: v }] }).toString('base64');
+      })
+      .join('|');
   const want = shape(reference);
   const rowGroups: ThriftValue[] = [];
   let numRows = 0n;
@@ -396,7 +449,13 @@ function shiftColumnChunk(cc: ThriftStruct, shift: bigint, inRegion: (v: bigint,
       case CC.META: {
         const md = structOf(f.value, 'column meta_data');
         const mf = md.fields.map((g): ThriftField => {
-          if (g.id !== CMD.DATA_PAGE_OFFSET && g.id !== CMD.INDEX_PAGE_OFFSET && g.id !== CMD.DICTIONARY_PAGE_OFFSET && g.id !== CMD.BLOOM_FILTER_OFFSET) return g;
+          if (
+            g.id !== CMD.DATA_PAGE_OFFSET &&
+            g.id !== CMD.INDEX_PAGE_OFFSET &&
+            g.id !== CMD.DICTIONARY_PAGE_OFFSET &&
+            g.id !== CMD.BLOOM_FILTER_OFFSET
+          )
+            return g;
           const v = i64Of(g.value, `column meta_data field ${g.id}`);
           inRegion(v, `column meta_data field ${g.id}`);
           return { id: g.id, value: { type: CT.I64, value: v + shift } };

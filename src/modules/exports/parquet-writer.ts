@@ -6,7 +6,16 @@ import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ColumnType, FeedDef } from '../feeds/feed-catalog.ts';
-import { encodeStruct, footerKv, footerLength, mergeFooters, MergeRefused, parseFooter, type ParquetParts, type ThriftStruct } from './parquet-footer.ts';
+import {
+  encodeStruct,
+  footerKv,
+  footerLength,
+  mergeFooters,
+  MergeRefused,
+  parseFooter,
+  type ParquetParts,
+  type ThriftStruct,
+} from './parquet-footer.ts';
 
 export interface ParquetSchema {
   fields: { name: string; type: ColumnType }[];
@@ -80,7 +89,8 @@ export class ParquetWriter {
     return this.enqueue(async () => {
       if (files.length === 0) return this.writeEmpty(feed, outFile, kv);
       const { readColumns, select } = readPlan(feed);
-      const r = await this.con.run(`COPY (SELECT ${select} FROM read_json(${listLit(files)}, format = 'newline_delimited', columns = ${readColumns}, maximum_object_size = 67108864))
+      const r =
+        await this.con.run(`COPY (SELECT ${select} FROM read_json(${listLit(files)}, format = 'newline_delimited', columns = ${readColumns}, maximum_object_size = 67108864))
         TO ${lit(outFile)} ${copyOptions(feed, kv)}`);
       return { ...(await digest(outFile)), rows: Number(r.rowsChanged), schema: schemaOf(feed) };
     });
@@ -95,7 +105,11 @@ export class ParquetWriter {
    * any other count is an error. `via` says which way it went.
    */
   async concatParquet(
-    feed: FeedDef, files: readonly string[], outFile: string, kv: Record<string, string> = {}, expectRows?: number,
+    feed: FeedDef,
+    files: readonly string[],
+    outFile: string,
+    kv: Record<string, string> = {},
+    expectRows?: number,
   ): Promise<ParquetFileInfo & { via: 'merge' | 'copy' }> {
     try {
       return { ...(await this.mergeParquet(feed, files, outFile, kv, expectRows)), via: 'merge' };
@@ -110,13 +124,22 @@ export class ParquetWriter {
    * The DuckDB way of concatenating: one COPY over the files with every column cast to the catalog's
    * type, so the output's schema never depends on the inputs'. Decodes and encodes every row.
    */
-  copyConcatParquet(feed: FeedDef, files: readonly string[], outFile: string, kv: Record<string, string> = {}, expectRows?: number): Promise<ParquetFileInfo> {
+  copyConcatParquet(
+    feed: FeedDef,
+    files: readonly string[],
+    outFile: string,
+    kv: Record<string, string> = {},
+    expectRows?: number,
+  ): Promise<ParquetFileInfo> {
     return this.enqueue(async () => {
       if (files.length === 0) return this.writeEmpty(feed, outFile, kv);
       const select = feed.parquet.map((c) => `CAST(${ident(c.name)} AS ${c.type}) AS ${ident(c.name)}`).join(', ');
-      const r = await this.con.run(`COPY (SELECT ${select} FROM read_parquet(${listLit(files)})) TO ${lit(outFile)} ${copyOptions(feed, kv)}`);
+      const r = await this.con.run(
+        `COPY (SELECT ${select} FROM read_parquet(${listLit(files)})) TO ${lit(outFile)} ${copyOptions(feed, kv)}`,
+      );
       const rows = Number(r.rowsChanged);
-      if (expectRows !== undefined && rows !== expectRows) throw new Error(`parquet writer: ${rows} rows read from ${files.length} files that should hold ${expectRows}`);
+      if (expectRows !== undefined && rows !== expectRows)
+        throw new Error(`parquet writer: ${rows} rows read from ${files.length} files that should hold ${expectRows}`);
       return { ...(await digest(outFile)), rows, schema: schemaOf(feed) };
     });
   }
@@ -132,7 +155,13 @@ export class ParquetWriter {
    * writer gives the feed today (compared with a zero-row file it writes once per feed) and this
    * feed's footer key-values; the caller then writes the rows again (concatParquet does).
    */
-  async mergeParquet(feed: FeedDef, files: readonly string[], outFile: string, kv: Record<string, string> = {}, expectRows?: number): Promise<ParquetFileInfo> {
+  async mergeParquet(
+    feed: FeedDef,
+    files: readonly string[],
+    outFile: string,
+    kv: Record<string, string> = {},
+    expectRows?: number,
+  ): Promise<ParquetFileInfo> {
     if (files.length === 0) return this.enqueue(() => this.writeEmpty(feed, outFile, kv));
     const reference = await this.referenceFooter(feed);
     const wantSchema = JSON.stringify(schemaOf(feed));
@@ -142,11 +171,13 @@ export class ParquetWriter {
       const parts = await Promise.all(inputs.map(readParts));
       for (const [i, p] of parts.entries()) {
         const ikv = new Map(footerKv(p.meta));
-        if (ikv.get('feed') !== feed.id || ikv.get('schema') !== wantSchema) throw new MergeRefused(`parquet merge: ${files[i]} is not a ${feed.id} file of the current schema`);
+        if (ikv.get('feed') !== feed.id || ikv.get('schema') !== wantSchema)
+          throw new MergeRefused(`parquet merge: ${files[i]} is not a ${feed.id} file of the current schema`);
       }
       const { meta, numRows } = mergeFooters(parts, reference, Object.entries(footerKvOf(feed, kv)));
       const rows = Number(numRows);
-      if (expectRows !== undefined && rows !== expectRows) throw new Error(`parquet writer: ${rows} rows read from ${files.length} files that should hold ${expectRows}`);
+      if (expectRows !== undefined && rows !== expectRows)
+        throw new Error(`parquet writer: ${rows} rows read from ${files.length} files that should hold ${expectRows}`);
       const footer = encodeStruct(meta);
       const hash = createHash('sha256');
       const out = await open(outFile, 'w');
@@ -225,7 +256,9 @@ export class ParquetWriter {
   /** NULLs in a column of a parquet file, from its footer's statistics (no row is read). */
   nullCount(file: string, column: string): Promise<number> {
     return this.enqueue(async () => {
-      const r = await this.con.runAndReadAll(`SELECT coalesce(sum(stats_null_count), 0) FROM parquet_metadata(${lit(file)}) WHERE path_in_schema = ${lit(column)}`);
+      const r = await this.con.runAndReadAll(
+        `SELECT coalesce(sum(stats_null_count), 0) FROM parquet_metadata(${lit(file)}) WHERE path_in_schema = ${lit(column)}`,
+      );
       return Number(r.getRows()[0]?.[0] ?? 0);
     });
   }
@@ -236,7 +269,12 @@ export class ParquetWriter {
     return { ...(await digest(outFile)), rows: 0, schema: schemaOf(feed) };
   }
 
-  private async writeNow(feed: FeedDef, lines: AsyncIterable<string>, outFile: string, kv: Record<string, string>): Promise<ParquetFileInfo> {
+  private async writeNow(
+    feed: FeedDef,
+    lines: AsyncIterable<string>,
+    outFile: string,
+    kv: Record<string, string>,
+  ): Promise<ParquetFileInfo> {
     const schema = schemaOf(feed);
     const options = copyOptions(feed, kv);
     const it = lines[Symbol.asyncIterator]();
@@ -326,10 +364,16 @@ function makeFifo(path: string): boolean {
 }
 
 function openFifoReader(path: string): void {
-  open(path, constants.O_RDONLY | constants.O_NONBLOCK).then((fh) => fh.close(), () => {});
+  open(path, constants.O_RDONLY | constants.O_NONBLOCK).then(
+    (fh) => fh.close(),
+    () => {},
+  );
 }
 
-interface Node { type?: string; children: Map<string, Node> }
+interface Node {
+  type?: string;
+  children: Map<string, Node>;
+}
 
 /** read_json column types (nested members as STRUCTs) and the SELECT list that flattens them in catalog order. */
 function readPlan(feed: FeedDef): { readColumns: string; select: string } {
@@ -357,14 +401,22 @@ function readPlan(feed: FeedDef): { readColumns: string; select: string } {
 
 const lit = (s: string): string => `'${s.replaceAll("'", "''")}'`;
 const ident = (s: string): string => `"${s.replaceAll('"', '""')}"`;
-const kvLiteral = (kv: Record<string, string>): string => `{${Object.entries(kv).map(([k, v]) => `${lit(k)}: ${lit(v)}`).join(', ')}}`;
+const kvLiteral = (kv: Record<string, string>): string =>
+  `{${Object.entries(kv)
+    .map(([k, v]) => `${lit(k)}: ${lit(v)}`)
+    .join(', ')}}`;
 const listLit = (files: readonly string[]): string => `[${files.map(lit).join(', ')}]`;
 
 /** The footer key-values of a feed's file: the caller's, then the feed and its schema. No row_count: the footer's num_rows is it. */
-const footerKvOf = (feed: FeedDef, kv: Record<string, string>): Record<string, string> => ({ ...kv, feed: feed.id, schema: JSON.stringify(schemaOf(feed)) });
+const footerKvOf = (feed: FeedDef, kv: Record<string, string>): Record<string, string> => ({
+  ...kv,
+  feed: feed.id,
+  schema: JSON.stringify(schemaOf(feed)),
+});
 
 /** zstd, and the footer key-values. */
-const copyOptions = (feed: FeedDef, kv: Record<string, string>): string => `(FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kvLiteral(footerKvOf(feed, kv))})`;
+const copyOptions = (feed: FeedDef, kv: Record<string, string>): string =>
+  `(FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kvLiteral(footerKvOf(feed, kv))})`;
 
 const MAGIC = Buffer.from('PAR1', 'latin1');
 /** The merge's copy buffers (two): large reads and writes, a few MB of memory. */

@@ -30,10 +30,15 @@ export interface RecoveryReport {
  * intent is dropped when `abandon` says so. A put is atomic, so the key holds either the old bytes,
  * which the old row still describes, or the new ones.
  */
-export async function settlePublish(deps: RecoveryDeps, intent: PublishIntent, abandon: boolean): Promise<'completed' | 'abandoned' | 'pending'> {
+export async function settlePublish(
+  deps: RecoveryDeps,
+  intent: PublishIntent,
+  abandon: boolean,
+): Promise<'completed' | 'abandoned' | 'pending'> {
   const { key, checksum } = intent.snapshot;
   const head = await deps.store.head(key);
-  if (head?.sha256 === checksum) return (await deps.catalog.completePublish(intent.snapshot, { onlyIfPending: true })) ? 'completed' : 'pending';
+  if (head?.sha256 === checksum)
+    return (await deps.catalog.completePublish(intent.snapshot, { onlyIfPending: true })) ? 'completed' : 'pending';
   if (!abandon) return 'pending';
   return (await deps.catalog.abandonPublish(key, checksum)) ? 'abandoned' : 'pending';
 }

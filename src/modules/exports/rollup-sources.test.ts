@@ -11,7 +11,7 @@ import { FileFeedLog } from '../../storage/embedded/file-feed-log.ts';
 import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite, type SqliteDb } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
-import { type FeedLog } from '../feeds/feed-log.ts';
+import type { FeedLog } from '../feeds/feed-log.ts';
 import { HOUR_MS } from '../../lib/time.ts';
 import { runRollup } from './daily-rollup-job.ts';
 import type { ExportJobDeps } from './export-job.ts';
@@ -26,21 +26,44 @@ const DATE = '2026-11-21';
 const FEED = 'honeypot_https';
 /** honeypot_https: a JSON column (details) and a BLOB one (raw, base64 in the log, sometimes absent). */
 const rec = (tsMs: number, i: number) => ({
-  timestamp: tsMs, tunnel_id: i, domain: `t${i % 5}.example`, port: 443, protocol: 'tls', meta: { proxy_ip: '198.51.100.1', server: 's', pool_id: 'p', provider: 'P' },
-  details: i % 3 === 0 ? null : { sni: `t${i}.example`, ja4: 't13d' }, ...(i % 4 === 0 ? {} : { raw: Buffer.from([i & 255, 0, 22]).toString('base64') }),
+  timestamp: tsMs,
+  tunnel_id: i,
+  domain: `t${i % 5}.example`,
+  port: 443,
+  protocol: 'tls',
+  meta: { proxy_ip: '198.51.100.1', server: 's', pool_id: 'p', provider: 'P' },
+  details: i % 3 === 0 ? null : { sni: `t${i}.example`, ja4: 't13d' },
+  ...(i % 4 === 0 ? {} : { raw: Buffer.from([i & 255, 0, 22]).toString('base64') }),
 });
 type Rec = ReturnType<typeof rec>;
-const asRow = (r: Rec) => ({ timestamp: BigInt(r.timestamp), tunnel_id: BigInt(r.tunnel_id), domain: r.domain, port: r.port, details: r.details, raw: r.raw === undefined ? null : new Uint8Array(Buffer.from(r.raw, 'base64')) });
+const asRow = (r: Rec) => ({
+  timestamp: BigInt(r.timestamp),
+  tunnel_id: BigInt(r.tunnel_id),
+  domain: r.domain,
+  port: r.port,
+  details: r.details,
+  raw: r.raw === undefined ? null : new Uint8Array(Buffer.from(r.raw, 'base64')),
+});
 
 /** The same log without local files: what a networked FeedLog offers. */
 const streamingOnly = (log: FeedLog): FeedLog => ({
-  append: (f, e) => log.append(f, e), readHour: (f, h) => log.readHour(f, h), readHourBlocks: (f, h) => log.readHourBlocks(f, h),
-  hours: (f) => log.hours(f), dropBefore: (f, h) => log.dropBefore(f, h), close: () => log.close(),
+  append: (f, e) => log.append(f, e),
+  readHour: (f, h) => log.readHour(f, h),
+  readHourBlocks: (f, h) => log.readHourBlocks(f, h),
+  hours: (f) => log.hours(f),
+  dropBefore: (f, h) => log.dropBefore(f, h),
+  close: () => log.close(),
 });
 /** The same store without copyToFile: objects are fetched through get(). */
 const withoutCopy = (s: ObjectStore): ObjectStore => ({
-  put: (k, b, m) => s.put(k, b, m), head: (k) => s.head(k), get: (k) => s.get(k), read: (k) => s.read(k), delete: (k) => s.delete(k), list: (p) => s.list(p),
-  presign: (t, ttl) => s.presign(t, ttl), verify: (q) => s.verify(q),
+  put: (k, b, m) => s.put(k, b, m),
+  head: (k) => s.head(k),
+  get: (k) => s.get(k),
+  read: (k) => s.read(k),
+  delete: (k) => s.delete(k),
+  list: (p) => s.list(p),
+  presign: (t, ttl) => s.presign(t, ttl),
+  verify: (q) => s.verify(q),
 });
 
 describe('daily rollup sources', () => {
@@ -54,7 +77,10 @@ describe('daily rollup sources', () => {
   const append = async (hour: number, count: number) => {
     const rs = Array.from({ length: count }, () => rec(D0 + hour * HOUR_MS + (n % 3_600_000), n++));
     log.set(hour, [...(log.get(hour) ?? []), ...rs]);
-    await deps.feedLog.append(FEED, rs.map((r) => ({ timeMs: r.timestamp, line: JSON.stringify(r) })));
+    await deps.feedLog.append(
+      FEED,
+      rs.map((r) => ({ timeMs: r.timestamp, line: JSON.stringify(r) })),
+    );
   };
   const allRows = () => [...Array(24).keys()].flatMap((h) => log.get(h) ?? []).map(asRow);
   const rollup = async (d: ExportJobDeps = deps) => {
@@ -64,10 +90,23 @@ describe('daily rollup sources', () => {
     assert.equal(snap.checksum, createHash('sha256').update(bytes).digest('hex'), 'the checksum is of the stored bytes');
     const pq = await readParquet(bytes);
     assert.equal(snap.rows, pq.numRows);
-    assert.deepEqual(pq.fields, [['timestamp', 'BIGINT'], ['tunnel_id', 'BIGINT'], ['domain', 'VARCHAR'], ['port', 'INTEGER'], ['details', 'JSON'], ['raw', 'BLOB']].map(([name, type]) => ({ name, type })));
+    assert.deepEqual(
+      pq.fields,
+      [
+        ['timestamp', 'BIGINT'],
+        ['tunnel_id', 'BIGINT'],
+        ['domain', 'VARCHAR'],
+        ['port', 'INTEGER'],
+        ['details', 'JSON'],
+        ['raw', 'BLOB'],
+      ].map(([name, type]) => ({ name, type })),
+    );
     assert.deepEqual({ kind: pq.kv.kind, date: pq.kv.date, feed: pq.kv.feed }, { kind: 'daily', date: DATE, feed: FEED });
     const meta = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
-    assert.ok(meta.row_groups.every((g) => g.columns.every((c) => c.meta_data?.codec === 'ZSTD')), 'zstd throughout');
+    assert.ok(
+      meta.row_groups.every((g) => g.columns.every((c) => c.meta_data?.codec === 'ZSTD')),
+      'zstd throughout',
+    );
     return { snap, rows: pq.rows, sources: sources! };
   };
   const hoursWith = () => [...log.keys()].sort((a, b) => a - b);
@@ -103,7 +142,10 @@ describe('daily rollup sources', () => {
     await append(7, 1); // and the first of an hour snapshotted empty
     const { rows, sources, snap } = await rollup();
     assert.deepEqual(sources.rewritten, [7, 10]);
-    assert.deepEqual(sources.reused, hoursWith().filter((h) => h !== 7 && h !== 10));
+    assert.deepEqual(
+      sources.reused,
+      hoursWith().filter((h) => h !== 7 && h !== 10),
+    );
     assert.deepEqual(sources.fromLog, []);
     assert.equal(sources.concat, 'merge', 'reused and rewritten hours alike are merged at the row-group level');
     assert.equal(snap.rows, 23 * 4 + 3);
@@ -118,7 +160,10 @@ describe('daily rollup sources', () => {
     await deps.store.delete(h2!.key);
     // Another day's bytes under hour 3's key, its row not updated (what a key reused daily can leave).
     const other = readFileSync(deps.store.pathOf((await deps.catalog.get(FEED, DATE, 4))!.key));
-    await deps.store.put((await deps.catalog.get(FEED, DATE, 3))!.key, other, { sha256: createHash('sha256').update(other).digest('hex'), rows: 4 });
+    await deps.store.put((await deps.catalog.get(FEED, DATE, 3))!.key, other, {
+      sha256: createHash('sha256').update(other).digest('hex'),
+      rows: 4,
+    });
     const h5 = (await deps.catalog.get(FEED, DATE, 5))!;
     await deps.catalog.upsert({ ...h5, schema: { fields: h5.schema.fields.slice(0, 5) } });
     await deps.catalog.forgetKey((await deps.catalog.get(FEED, DATE, 6))!.key);
@@ -128,10 +173,12 @@ describe('daily rollup sources', () => {
     store.get = async (k) => {
       const body = await deps.store.get(k);
       if (k !== h8 || !body) return body;
-      return Readable.from((async function* () {
-        for await (const c of body) yield c;
-        throw new Error('connection reset');
-      })());
+      return Readable.from(
+        (async function* () {
+          for await (const c of body) yield c;
+          throw new Error('connection reset');
+        })(),
+      );
     };
     const { rows, sources } = await rollup({ ...deps, store });
     assert.deepEqual(sources.rewritten, [2, 3, 5, 6, 8]);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FEEDS, type FeedId } from '../feeds/feed-catalog.ts';
-import { type HourFile } from '../feeds/feed-log.ts';
+import type { HourFile } from '../feeds/feed-log.ts';
 import { HOUR_MS } from '../../lib/time.ts';
 import { fetchToFile, hourSource, recordsOnly, streamHours, validHours, type ExportJobDeps } from './export-job.ts';
 import { digest, schemaOf, type ParquetFileInfo } from './parquet-writer.ts';
@@ -35,7 +35,13 @@ export interface DaySources {
  * has no versions (FeedLog.hourFile), the day is written straight from the log in one pass.
  * Rows are the log's valid records either way, in log order: hour by hour, append order within.
  */
-export async function writeDay(deps: ExportJobDeps, feed: FeedId, date: string, outFile: string, kv: Record<string, string>): Promise<ParquetFileInfo & { sources: DaySources }> {
+export async function writeDay(
+  deps: ExportJobDeps,
+  feed: FeedId,
+  date: string,
+  outFile: string,
+  kv: Record<string, string>,
+): Promise<ParquetFileInfo & { sources: DaySources }> {
   const def = FEEDS[feed];
   const hours = Array.from({ length: 24 }, (_, h) => dayStartMs(date) + h * HOUR_MS);
   const hourFile = deps.feedLog.hourFile?.bind(deps.feedLog);
@@ -61,8 +67,14 @@ export async function writeDay(deps: ExportJobDeps, feed: FeedId, date: string, 
     // The log's own files when all end on whole lines; a half-written concurrent append or a damaged
     // line reads the lines one by one (each damaged hour reported), as streaming does when refused.
     const info = present.every((p) => p.file.whole)
-      ? await recordsOnly(deps.writer, (o, k) => deps.writer.writeNdjsonFiles(def, present.map((p) => p.file.path), o, k))(outFile, kv)
-          .catch(() => deps.writer.write(def, validHours(deps, feed, starts), outFile, kv))
+      ? await recordsOnly(deps.writer, (o, k) =>
+          deps.writer.writeNdjsonFiles(
+            def,
+            present.map((p) => p.file.path),
+            o,
+            k,
+          ),
+        )(outFile, kv).catch(() => deps.writer.write(def, validHours(deps, feed, starts), outFile, kv))
       : await streamHours(deps, feed, starts)(outFile, kv);
     return { ...info, sources };
   };
@@ -93,16 +105,34 @@ export async function writeDay(deps: ExportJobDeps, feed: FeedId, date: string, 
         expect += rows;
         sources.rewritten.push(p.hour);
       }
-      const { via, ...info } = await deps.writer.concatParquet(def, present.map((p) => fileOf(p.hour)), outFile, kv, expect);
+      const { via, ...info } = await deps.writer.concatParquet(
+        def,
+        present.map((p) => fileOf(p.hour)),
+        outFile,
+        kv,
+        expect,
+      );
       return { ...info, sources: { ...sources, concat: via } };
     };
     // A fetch that fails (a remote store's hiccup) only costs that hour a rewrite from the log.
-    const fetch = (key: string, file: string) => fetchToFile(deps.store, key, file).catch(async () => (await rm(file, { force: true }), false));
+    const fetch = (key: string, file: string) =>
+      fetchToFile(deps.store, key, file).catch(async () => {
+        await rm(file, { force: true });
+        return false;
+      });
     const fetched = await Promise.all(present.map((p) => (p.snap ? fetch(p.snap.key, fileOf(p.hour)) : false)));
     // The fetched files are hashed while they are already being merged: a mismatch is rare, and then
     // those hours are written again and the merge redone. The merge reads the very files hashed.
-    const verifying = Promise.all(present.map(async (p, i) => fetched[i] === true && (await digest(fileOf(p.hour))).sha256 === p.snap!.checksum));
-    const [first, verified] = await Promise.all([merge(fetched).then((r) => ({ r }), (e: unknown) => ({ e })), verifying]);
+    const verifying = Promise.all(
+      present.map(async (p, i) => fetched[i] === true && (await digest(fileOf(p.hour))).sha256 === p.snap!.checksum),
+    );
+    const [first, verified] = await Promise.all([
+      merge(fetched).then(
+        (r) => ({ r }),
+        (e: unknown) => ({ e }),
+      ),
+      verifying,
+    ]);
     if (verified.every((v, i) => v === fetched[i])) {
       if ('e' in first) throw first.e;
       return first.r;

@@ -9,7 +9,9 @@ import type { IngestItem } from './ingest-service.ts';
  */
 export async function* csvItems(feed: FeedDef, input: Readable): AsyncIterable<IngestItem[]> {
   const props = (feed.schema as { properties: Record<string, { type?: string }> }).properties;
-  const parser = input.pipe(parse({ columns: (header: string[]) => header.map((h) => h.trim()), skip_empty_lines: true, trim: true, relax_column_count: true }));
+  const parser = input.pipe(
+    parse({ columns: (header: string[]) => header.map((h) => h.trim()), skip_empty_lines: true, trim: true, relax_column_count: true }),
+  );
   let n = 1; // the header is line 1; data rows count from line 2 as editors show them
   let batch: IngestItem[] = [];
   for await (const row of parser as AsyncIterable<Record<string, string>>) {

@@ -32,7 +32,11 @@ describe(RecordValidator.name, () => {
 
   it('should refuse, in every feed, a record missing its timestamp, with an unknown member, or of the wrong type', () => {
     for (const feed of FEED_LIST) {
-      refused(check(feed.id, (r) => delete r.timestamp), 'missing_field', 'timestamp');
+      refused(
+        check(feed.id, (r) => delete r.timestamp),
+        'missing_field',
+        'timestamp',
+      );
       refused(check(feed.id, { extra_member: 1 }), 'unknown_field', 'extra_member');
       refused(check(feed.id, { timestamp: '1795348800' }), 'wrong_type', 'timestamp');
       refused(validator.check(feed, [sampleRecords(NOW)[feed.id]]), 'not_an_object', 'record');
@@ -40,13 +44,29 @@ describe(RecordValidator.name, () => {
   });
 
   it('should name the missing, unknown and mistyped field', () => {
-    refused(check('proxies', (r) => delete r.asn), 'missing_field', 'asn');
+    refused(
+      check('proxies', (r) => delete r.asn),
+      'missing_field',
+      'asn',
+    );
     refused(check('proxies', { colour: 'red' }), 'unknown_field', 'colour');
     refused(check('proxies', { asn: '16276' }), 'wrong_type', 'asn');
     refused(check('proxies', { asn: 1.5 }), 'wrong_type', 'asn');
-    refused(check('honeypot_http', (r) => delete (r.meta as Record<string, unknown>).proxy_ip), 'missing_field', 'meta.proxy_ip');
-    refused(check('honeypot_http', (r) => ((r.details as Record<string, unknown>).headers = { a: 1 })), 'wrong_type', 'details.headers.a');
-    refused(check('torrents', (r) => ((r.peers as Array<Record<string, unknown>>)[0]!.port = 70000)), 'invalid_value', 'peers.0.port');
+    refused(
+      check('honeypot_http', (r) => delete (r.meta as Record<string, unknown>).proxy_ip),
+      'missing_field',
+      'meta.proxy_ip',
+    );
+    refused(
+      check('honeypot_http', (r) => ((r.details as Record<string, unknown>).headers = { a: 1 })),
+      'wrong_type',
+      'details.headers.a',
+    );
+    refused(
+      check('torrents', (r) => ((r.peers as Array<Record<string, unknown>>)[0]!.port = 70000)),
+      'invalid_value',
+      'peers.0.port',
+    );
     refused(check('honeypot_dns', { port: 80 }), 'invalid_value', 'port');
     refused(check('ja4t', { ja4t: 'not-a-ja4t' }), 'invalid_value', 'ja4t');
     refused(check('proxies', { provider: 'brightdata' }), 'invalid_value', 'provider');
@@ -78,7 +98,11 @@ describe(RecordValidator.name, () => {
     assert.ok(d.ok && d.record.domain === 'mail.xn--bcher-kva.example');
     refused(check('honeypot_http', { domain: '../etc/passwd' }), 'invalid_domain', 'domain');
     refused(check('honeypot_adb', { hash: 'f'.repeat(64) }), 'hash_mismatch', 'hash');
-    refused(check('torrents', (r) => ((r.peers as Array<Record<string, unknown>>)[0]!.ip = 'nope')), 'invalid_ip', 'peers.0.ip');
+    refused(
+      check('torrents', (r) => ((r.peers as Array<Record<string, unknown>>)[0]!.ip = 'nope')),
+      'invalid_ip',
+      'peers.0.ip',
+    );
     const t = check('torrents', { info_hash: 'A'.repeat(40) });
     assert.ok(t.ok && t.record.info_hash === 'a'.repeat(40));
   });

@@ -22,7 +22,7 @@ export type RejectReason =
   | 'too_long';
 
 export type RecordCheck =
-  | { ok: true; record: FeedRecord; /** canonical JSON, no newline */ line: string; timeMs: number }
+  | { ok: true; record: FeedRecord /** canonical JSON, no newline */; line: string; timeMs: number }
   | { ok: false; reason: RejectReason; field: string; message: string };
 
 /** Records stamped further ahead of the server clock than this are refused (sensor clock skew allowed). */
@@ -33,7 +33,8 @@ const fail = (reason: RejectReason, field: string, message: string): RecordCheck
 function fromAjv(feed: FeedDef, e: ErrorObject): RecordCheck {
   const path = e.instancePath.split('/').filter(Boolean).join('.');
   const params = e.params as { missingProperty?: string; additionalProperty?: string };
-  if (e.keyword === 'required') return fail('missing_field', path ? `${path}.${params.missingProperty}` : params.missingProperty!, 'is required');
+  if (e.keyword === 'required')
+    return fail('missing_field', path ? `${path}.${params.missingProperty}` : params.missingProperty!, 'is required');
   if (e.keyword === 'additionalProperties') {
     const field = path ? `${path}.${params.additionalProperty}` : params.additionalProperty!;
     return fail('unknown_field', field, `is not a member of ${feed.id} records`);
@@ -80,12 +81,14 @@ export class RecordValidator {
   }
 
   check(feed: FeedDef, value: unknown, text?: string): RecordCheck {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not_an_object', 'record', 'must be a JSON object');
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return fail('not_an_object', 'record', 'must be a JSON object');
     const validate = this.validators.get(feed.id)!;
     if (!validate(value)) return fromAjv(feed, validate.errors![0]!);
     const record = value as FeedRecord;
     const timeMs = recordTimeMs(feed, record);
-    if (timeMs > this.now() + MAX_FUTURE_MS) return fail('future_timestamp', 'timestamp', `is more than ${MAX_FUTURE_MS / 60_000} minutes ahead of the server clock`);
+    if (timeMs > this.now() + MAX_FUTURE_MS)
+      return fail('future_timestamp', 'timestamp', `is more than ${MAX_FUTURE_MS / 60_000} minutes ahead of the server clock`);
     const semantic = checkSemantics(feed, record);
     if (semantic === CHANGED) return { ok: true, record, line: JSON.stringify(record), timeMs };
     if (semantic) return semantic;
@@ -109,11 +112,13 @@ export function plainJsonMembers(text: string): number {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // skip the escaped character
+      if (c === 92)
+        i++; // skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 58) members++;
-    else if (c === 46 || c === 101 || c === 69) return -1; // '.', 'e', 'E' in a number
+    else if (c === 46 || c === 101 || c === 69)
+      return -1; // '.', 'e', 'E' in a number
     else if (c === 45 && text.charCodeAt(i + 1) === 48) return -1; // '-0…'
   }
   return members;

@@ -58,10 +58,7 @@ export const FEED_SCHEMAS = {
       piece_length: Type.Integer({ minimum: 1 }),
       file_count: Type.Integer({ minimum: 0 }),
       files: Type.Array(Type.Object({ path: Text(4096), length: Type.Integer({ minimum: 0 }) }, strict), { maxItems: 100_000 }),
-      peers: Type.Array(
-        Type.Object({ ip: Ip, port: Port, source: Text(512), encrypted: Type.Boolean() }, strict),
-        { maxItems: 10_000 },
-      ),
+      peers: Type.Array(Type.Object({ ip: Ip, port: Port, source: Text(512), encrypted: Type.Boolean() }, strict), { maxItems: 10_000 }),
       timestamp: Seconds,
     },
     strict,

@@ -122,7 +122,8 @@ export class IngestService {
         } else {
           summary.rejected++;
           summary.byReason[check.reason] = (summary.byReason[check.reason] ?? 0) + 1;
-          if (summary.errors.length < MAX_ERRORS) summary.errors.push({ record: item.n, field: check.field, message: check.message, reason: check.reason });
+          if (summary.errors.length < MAX_ERRORS)
+            summary.errors.push({ record: item.n, field: check.field, message: check.message, reason: check.reason });
         }
       }
       if (failure) await settle();
@@ -166,7 +167,8 @@ export class IngestInterrupted extends AppError {
     const stored =
       summary.accepted === 0
         ? 'Nothing of this request was stored.'
-        : `${summary.accepted} records were stored (every valid record up to input record ${storedThrough}); nothing after it was stored: resend from record ${storedThrough + 1}.`;
+        : `${summary.accepted} records were stored (every valid record up to input record ${storedThrough}); nothing after it was stored: ` +
+          `resend from record ${storedThrough + 1}.`;
     super(cause.code, `${cause.message} ${stored}`, {
       ...cause.context,
       members: { accepted: summary.accepted, rejected: summary.rejected, stored_through_record: storedThrough },

@@ -33,7 +33,7 @@ describe('salvage: whole records out of a damaged log line', () => {
   it('should bound its work on a long run of would-be record starts', () => {
     const started = process.hrtime.bigint();
     const s = salvage('{"'.repeat(200_000) + c);
-    assert.ok(Number(process.hrtime.bigint() - started) / 1e9 < 2, "linear in the line, not quadratic");
+    assert.ok(Number(process.hrtime.bigint() - started) / 1e9 < 2, 'linear in the line, not quadratic');
     assert.ok(s.skipped >= 1);
   });
 });
@@ -43,7 +43,13 @@ describe('validBlocks', () => {
     const damage = noDamage();
     const blocks = [`${a}\n${b}`, `${c}\n${a.slice(0, 9)}${b}\nnull\n\n${c}`, 'garbage'];
     const out: string[] = [];
-    for await (const block of validBlocks((async function* () { yield* blocks; })(), damage)) out.push(block);
+    for await (const block of validBlocks(
+      (async function* () {
+        yield* blocks;
+      })(),
+      damage,
+    ))
+      out.push(block);
     assert.deepEqual(out, [`${a}\n${b}`, `${c}\n${b}\n${c}`]);
     assert.deepEqual(damage, { skipped: 3, repaired: 1 });
   });

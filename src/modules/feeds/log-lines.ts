@@ -28,7 +28,9 @@ function parseRecord(text: string): LogRecord | undefined {
   } catch {
     return undefined;
   }
-  return v !== null && typeof v === 'object' && !Array.isArray(v) && typeof (v as LogRecord).timestamp === 'number' ? (v as LogRecord) : undefined;
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && typeof (v as LogRecord).timestamp === 'number'
+    ? (v as LogRecord)
+    : undefined;
 }
 
 /** One line: the record, or undefined when the line is not one whole record (then see salvage). */

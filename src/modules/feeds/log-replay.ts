@@ -1,12 +1,15 @@
 import type { FeedMessage } from './feed-bus.ts';
 import type { FeedDef } from './feed-catalog.ts';
-import { type FeedLog } from './feed-log.ts';
+import type { FeedLog } from './feed-log.ts';
 import { hourOf } from '../../lib/time.ts';
 import type { FeedObserver } from './ingest-service.ts';
 import { damaged, noDamage, recordOf, salvage, type LineDamage } from './log-lines.ts';
 
 const BATCH = 5000;
-/** A batch is also handed over once its lines reach this many characters: large records (a torrent with thousands of peers) parse to many times their text. */
+/**
+ * A batch is also handed over once its lines reach this many characters: large records (a torrent with thousands of peers) parse to many
+ * times their text.
+ */
 const BATCH_CHARS = 4 * 2 ** 20;
 
 /**
@@ -17,7 +20,10 @@ const BATCH_CHARS = 4 * 2 ** 20;
  * reported to `onDamage`. Returns how many records were replayed.
  */
 export async function replayLog(
-  log: FeedLog, feeds: readonly FeedDef[], sinceMs: number, observer: FeedObserver,
+  log: FeedLog,
+  feeds: readonly FeedDef[],
+  sinceMs: number,
+  observer: FeedObserver,
   onDamage?: (feed: FeedDef, hourStartMs: number, damage: LineDamage) => void,
 ): Promise<number> {
   let replayed = 0;

@@ -34,12 +34,17 @@ export class StreamService {
 
   async open(caller: Caller, feed: FeedDef, signal: AbortSignal): Promise<FeedStream> {
     const problems = await this.bus.health();
-    if (problems.length > 0) throw new AppError('UNAVAILABLE', 'The streaming backend is unavailable; retry shortly.', { retryAfter: STREAM_RETRY_AFTER_S });
+    if (problems.length > 0)
+      throw new AppError('UNAVAILABLE', 'The streaming backend is unavailable; retry shortly.', { retryAfter: STREAM_RETRY_AFTER_S });
     const max = caller.owner.org.maxStreams;
     if (!(await this.slots.acquire(caller.orgId, max))) {
-      throw new AppError('TOO_MANY_STREAMS', `The team already has its ${max} concurrent streams open; close one or ask the operator for a larger allowance.`, {
-        retryAfter: STREAM_RETRY_AFTER_S,
-      });
+      throw new AppError(
+        'TOO_MANY_STREAMS',
+        `The team already has its ${max} concurrent streams open; close one or ask the operator for a larger allowance.`,
+        {
+          retryAfter: STREAM_RETRY_AFTER_S,
+        },
+      );
     }
     const ended = new AbortController();
     const overflow = new AbortController();
@@ -54,11 +59,16 @@ export class StreamService {
       await this.slots.release(caller.orgId);
     };
     try {
-      const messages = this.bus.subscribe(feed.id, { signal: ended.signal, maxBuffered: this.options.maxBuffered, onOverflow: () => overflow.abort() });
+      const messages = this.bus.subscribe(feed.id, {
+        signal: ended.signal,
+        maxBuffered: this.options.maxBuffered,
+        onOverflow: () => overflow.abort(),
+      });
       return { messages, overflow: overflow.signal, close };
     } catch (e) {
       await close();
-      if (e instanceof BusUnavailableError) throw new AppError('UNAVAILABLE', 'The streaming backend is unavailable; retry shortly.', { retryAfter: STREAM_RETRY_AFTER_S });
+      if (e instanceof BusUnavailableError)
+        throw new AppError('UNAVAILABLE', 'The streaming backend is unavailable; retry shortly.', { retryAfter: STREAM_RETRY_AFTER_S });
       throw e;
     }
   }

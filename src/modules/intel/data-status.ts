@@ -18,7 +18,7 @@ export interface DataStatus {
   intelligence?: IntelIndexStats;
 }
 
-const hourText = (ms: number) => new Date(ms).toISOString().slice(0, 13) + ':00Z';
+const hourText = (ms: number) => `${new Date(ms).toISOString().slice(0, 13)}:00Z`;
 
 /** Composes the status from the dataset's header and the stores (lists, overlays, feed log hours). */
 export async function dataStatus(
@@ -30,7 +30,12 @@ export async function dataStatus(
   const feedHours = await Promise.all(
     feeds.map(async (feed) => {
       const hours = await stores.feedLog.hours(feed);
-      return { feed, hours: hours.length, oldest_hour: hours.length ? hourText(hours[0]!) : null, newest_hour: hours.length ? hourText(hours[hours.length - 1]!) : null };
+      return {
+        feed,
+        hours: hours.length,
+        oldest_hour: hours.length ? hourText(hours[0]!) : null,
+        newest_hour: hours.length ? hourText(hours[hours.length - 1]!) : null,
+      };
     }),
   );
   return {

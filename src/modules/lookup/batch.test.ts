@@ -18,7 +18,10 @@ describe('batchCost', () => {
 describe('planBatch', () => {
   it('should keep unique valid addresses in first-appearance order and list invalid inputs once', () => {
     const plan = planBatch(['8.8.8.8', 'nope', '2001:DB8::1', '::ffff:8.8.8.8', '1.1.1.1', 'nope', '2001:db8:0::1', '300.1.1.1']);
-    assert.deepEqual(plan.addresses.map((a) => a.text), ['8.8.8.8', '2001:db8::1', '1.1.1.1']);
+    assert.deepEqual(
+      plan.addresses.map((a) => a.text),
+      ['8.8.8.8', '2001:db8::1', '1.1.1.1'],
+    );
     assert.deepEqual(plan.invalid, ['nope', '300.1.1.1']);
     assert.equal(plan.cost, 3);
   });

@@ -43,7 +43,17 @@ export const emptyIntelligence: IntelligenceSource = { intelligence: () => NO_IN
 /** Where one signal comes from: a feed (with its observations in the window) or an imported list. */
 export type EvidenceSource =
   | { source: 'feed'; feed: string; first_seen: number; last_seen: number; count: number }
-  | { source: 'list'; kind: string; provider: string; version: string; format: string; imported_at: number; first_seen: number; last_seen: number; count: number }
+  | {
+      source: 'list';
+      kind: string;
+      provider: string;
+      version: string;
+      format: string;
+      imported_at: number;
+      first_seen: number;
+      last_seen: number;
+      count: number;
+    }
   | { source: 'overlay'; action: 'allow' | 'deny'; cidr: string; created_at: number };
 
 /** `?explain=true`: why the intelligence says what it says (decisions.md: a top-level member of the IP result). */
@@ -66,4 +76,5 @@ export interface ExplainingIntelligenceSource extends IntelligenceSource {
   explain(ip: ParsedIp, orgId?: string): { intelligence: Intelligence; evidence: Evidence };
 }
 
-export const isExplaining = (s: IntelligenceSource): s is ExplainingIntelligenceSource => typeof (s as Partial<ExplainingIntelligenceSource>).explain === 'function';
+export const isExplaining = (s: IntelligenceSource): s is ExplainingIntelligenceSource =>
+  typeof (s as Partial<ExplainingIntelligenceSource>).explain === 'function';

@@ -6,13 +6,32 @@ import { EMPTY_LOCATION, UNKNOWN_NETWORK, type IpDataset, type NetworkRecord } f
 import { parseIp } from '../../lib/ip-address.ts';
 import { LookupData } from './lookup-data.ts';
 
-const ISP: NetworkRecord = Object.freeze({ asn: 3320, isp: 'Deutsche Telekom AG', type: 'RESIDENTIAL', org: null, domain: null, abuse_email: null, abuse_phone: null });
+const ISP: NetworkRecord = Object.freeze({
+  asn: 3320,
+  isp: 'Deutsche Telekom AG',
+  type: 'RESIDENTIAL',
+  org: null,
+  domain: null,
+  abuse_email: null,
+  abuse_phone: null,
+});
 const dataset = (builtAt: number, asn = 3320): IpDataset => ({
-  info: { built_at: builtAt, sources: { fixture: '1' }, counts: { v4_network_ranges: 1, v6_network_ranges: 0, v4_location_ranges: 0, v6_location_ranges: 0 } },
+  info: {
+    built_at: builtAt,
+    sources: { fixture: '1' },
+    counts: { v4_network_ranges: 1, v6_network_ranges: 0, v4_location_ranges: 0, v6_location_ranges: 0 },
+  },
   network: (ip) => (ip.version === 4 && ip.v4 >>> 24 === 80 ? (asn === 3320 ? ISP : { ...ISP, asn }) : UNKNOWN_NETWORK),
   location: () => EMPTY_LOCATION,
 });
-const list = (kind: string, provider: string, cidrs: string[], version = 'v1'): IntelList => ({ kind, provider, version, imported_at: 0, format: 'cidr-lines', cidrs });
+const list = (kind: string, provider: string, cidrs: string[], version = 'v1'): IntelList => ({
+  kind,
+  provider,
+  version,
+  imported_at: 0,
+  format: 'cidr-lines',
+  cidrs,
+});
 const ip = (t: string) => parseIp(t)!;
 
 describe('LookupData', () => {

@@ -39,7 +39,11 @@ export function charge<T>(ledger: CreditLedger, clock: Clock, orgId: string, cos
 
 function afterDebit<T>(ledger: CreditLedger, debit: DebitResult, orgId: string, cost: number, work: () => T): MaybePromise<Billed<T>> {
   if (!debit.ok) {
-    throw new AppError('CREDITS_EXHAUSTED', `Lookup credits exhausted: this request costs ${cost} credit${cost === 1 ? '' : 's'} and the team balance is ${debit.balance}. Credits refill at the end of the billing period; see /account/me.`);
+    throw new AppError(
+      'CREDITS_EXHAUSTED',
+      `Lookup credits exhausted: this request costs ${cost} credit${cost === 1 ? '' : 's'} and the team balance is ${debit.balance}. ` +
+        `Credits refill at the end of the billing period; see /account/me.`,
+    );
   }
   try {
     return { value: work(), creditsRemaining: debit.balance, charged: cost };
@@ -58,7 +62,12 @@ export class LookupService {
 
   /** `orgId`: the caller's team, for its intelligence overlays. `view`: the data to answer from (one per request). */
   resolve(ip: ParsedIp, orgId?: string, view: LookupView = this.data.view()): IpResult {
-    return { ip: ip.text, network: view.network(ip), location: view.dataset.location(ip), intelligence: this.intel.intelligence(ip, orgId) };
+    return {
+      ip: ip.text,
+      network: view.network(ip),
+      location: view.dataset.location(ip),
+      intelligence: this.intel.intelligence(ip, orgId),
+    };
   }
 
   /** The result with its evidence; a source that cannot explain gives empty evidence. */
@@ -66,7 +75,13 @@ export class LookupService {
     const { intelligence, evidence } = isExplaining(this.intel)
       ? this.intel.explain(ip, orgId)
       : { intelligence: this.intel.intelligence(ip, orgId), evidence: undefined };
-    return { ip: ip.text, network: view.network(ip), location: view.dataset.location(ip), intelligence, evidence: evidence ?? emptyEvidence(intelligence.risk_score) };
+    return {
+      ip: ip.text,
+      network: view.network(ip),
+      location: view.dataset.location(ip),
+      intelligence,
+      evidence: evidence ?? emptyEvidence(intelligence.risk_score),
+    };
   }
 
   /** Synchronous on the in-memory ledger's fast path; throws AppError for a bad address. Explaining costs the same. */
@@ -74,7 +89,9 @@ export class LookupService {
     const ip = parseIp(input);
     if (!ip) throw AppError.field('ip_address', 'must be a single IPv4 or IPv6 address (no zone id, no CIDR)');
     const explain = options?.explain === true;
-    return this.chargeOnView(caller.orgId, 1, (view) => (explain ? this.explained(ip, caller.orgId, view) : this.resolve(ip, caller.orgId, view)));
+    return this.chargeOnView(caller.orgId, 1, (view) =>
+      explain ? this.explained(ip, caller.orgId, view) : this.resolve(ip, caller.orgId, view),
+    );
   }
 
   async lookupIps(caller: Caller, ips: unknown): Promise<Billed<{ results: IpResult[]; invalid: string[] }>> {
@@ -85,7 +102,10 @@ export class LookupService {
     if (ips.length > MAX_BATCH) throw AppError.field('ips', `must NOT have more than ${MAX_BATCH} items`);
     const plan = planBatch(ips as string[]);
     if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
-    return this.chargeOnView(caller.orgId, plan.cost, (view) => ({ results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId, view)), invalid: plan.invalid }));
+    return this.chargeOnView(caller.orgId, plan.cost, (view) => ({
+      results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId, view)),
+      invalid: plan.invalid,
+    }));
   }
 
   /**
@@ -115,6 +135,12 @@ function emptyEvidence(score: number): Evidence {
     providers: [],
     behavior: [],
     devices: [],
-    risk: { score, category: { value: 0, from: null }, behavior: { value: 0, from: null }, volume: { value: 0, observations: 0 }, benign_cap: false },
+    risk: {
+      score,
+      category: { value: 0, from: null },
+      behavior: { value: 0, from: null },
+      volume: { value: 0, observations: 0 },
+      benign_cap: false,
+    },
   };
 }

@@ -17,7 +17,9 @@ function setup() {
   const store = new Proxy(real, {
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? (...a: unknown[]) => (down ? Promise.reject(new AppError('UNAVAILABLE', 'locked')) : v.apply(target, a)) : v;
+      return typeof v === 'function'
+        ? (...a: unknown[]) => (down ? Promise.reject(new AppError('UNAVAILABLE', 'locked')) : v.apply(target, a))
+        : v;
     },
   }) as LimitStore;
   const clock = new ManualClock();

@@ -69,7 +69,7 @@ export class LimitPolicy {
   }
 
   private async load(orgId: string): Promise<TeamRules> {
-    let rules;
+    let rules: Partial<Record<BucketName, BucketRule>>;
     try {
       rules = await this.store.getLimits(orgId);
       this.storeFailing = false;

@@ -6,8 +6,11 @@ import { concat, u16, u16s, u8, vec16, vec24, vec8 } from '../../demo/tls/hello-
 import { handshakeFromLists, recordFromLists, seededRandom } from '../../../test/helpers/test-hellos.ts';
 
 const valid = recordFromLists({
-  ciphers: [0x1301, 0xc02f], extensions: [0x0000, 0x000a, 0x000b, 0x000d, 0x0010, 0x002b, 0x002d, 0x0033],
-  sigAlgs: [0x0403, 0x0804], alpn: ['h2', 'http/1.1'], sni: 'honeypot.example',
+  ciphers: [0x1301, 0xc02f],
+  extensions: [0x0000, 0x000a, 0x000b, 0x000d, 0x0010, 0x002b, 0x002d, 0x0033],
+  sigAlgs: [0x0403, 0x0804],
+  alpn: ['h2', 'http/1.1'],
+  sni: 'honeypot.example',
 });
 
 describe('parseClientHello', () => {
@@ -24,12 +27,27 @@ describe('parseClientHello', () => {
       { code: 0x1301, name: 'TLS_AES_128_GCM_SHA256' },
       { code: 0xc02f, name: 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256' },
     ]);
-    assert.deepEqual(h.supported_groups.map((g) => g.name), ['x25519', 'secp256r1']);
-    assert.deepEqual(h.signature_algorithms.map((s) => s.name), ['ecdsa_secp256r1_sha256', 'rsa_pss_rsae_sha256']);
-    assert.deepEqual(h.extensions.map((e) => e.name), [
-      'server_name', 'supported_groups', 'ec_point_formats', 'signature_algorithms',
-      'application_layer_protocol_negotiation', 'supported_versions', 'psk_key_exchange_modes', 'key_share',
-    ]);
+    assert.deepEqual(
+      h.supported_groups.map((g) => g.name),
+      ['x25519', 'secp256r1'],
+    );
+    assert.deepEqual(
+      h.signature_algorithms.map((s) => s.name),
+      ['ecdsa_secp256r1_sha256', 'rsa_pss_rsae_sha256'],
+    );
+    assert.deepEqual(
+      h.extensions.map((e) => e.name),
+      [
+        'server_name',
+        'supported_groups',
+        'ec_point_formats',
+        'signature_algorithms',
+        'application_layer_protocol_negotiation',
+        'supported_versions',
+        'psk_key_exchange_modes',
+        'key_share',
+      ],
+    );
     assert.equal(h.extensions[0]!.length, 2 + 1 + 2 + 'honeypot.example'.length);
     assert.deepEqual(h.compression_methods, [0]);
     assert.deepEqual(h.supported_versions, ['TLS 1.3', 'TLS 1.2']);
@@ -41,11 +59,32 @@ describe('parseClientHello', () => {
     assert.equal(h.extended_master_secret, false);
     assert.match(h.ja4, /^t13d0208h2_[0-9a-f]{12}_[0-9a-f]{12}$/);
     assert.deepEqual(Object.keys(h).sort(), [
-      'alpn', 'application_settings', 'cipher_suites', 'client_random', 'compression_methods', 'delegated_credentials',
-      'ec_point_formats', 'encrypt_then_mac', 'extended_master_secret', 'extensions', 'handshake_version', 'has_grease',
-      'ja4', 'key_share_groups', 'post_handshake_auth', 'psk_key_exchange_modes', 'record_version', 'renegotiation_info',
-      'session_id', 'session_id_length', 'signature_algorithms', 'signed_certificate_timestamps', 'sni', 'status_request',
-      'supported_groups', 'supported_versions',
+      'alpn',
+      'application_settings',
+      'cipher_suites',
+      'client_random',
+      'compression_methods',
+      'delegated_credentials',
+      'ec_point_formats',
+      'encrypt_then_mac',
+      'extended_master_secret',
+      'extensions',
+      'handshake_version',
+      'has_grease',
+      'ja4',
+      'key_share_groups',
+      'post_handshake_auth',
+      'psk_key_exchange_modes',
+      'record_version',
+      'renegotiation_info',
+      'session_id',
+      'session_id_length',
+      'signature_algorithms',
+      'signed_certificate_timestamps',
+      'sni',
+      'status_request',
+      'supported_groups',
+      'supported_versions',
     ]);
   });
 
@@ -63,14 +102,22 @@ describe('parseClientHello', () => {
     assert.equal(h.handshake_version, 'SSL 3.0');
     assert.deepEqual(h.extensions, []);
     assert.equal(h.sni, null);
-    assert.equal(h.ja4, 'ts3i020000_' + h.ja4.split('_')[1] + '_000000000000');
+    assert.equal(h.ja4, `ts3i020000_${h.ja4.split('_')[1]}_000000000000`);
   });
 
   it('should name unknown and GREASE codes instead of dropping them', () => {
-    const h = parseClientHello(recordFromLists({ ciphers: [0x2a2a, 0x1234], extensions: [0x9a9a, 0x1234, 0x002b], supportedVersions: [0x7f1c, 0x0304] }));
+    const h = parseClientHello(
+      recordFromLists({ ciphers: [0x2a2a, 0x1234], extensions: [0x9a9a, 0x1234, 0x002b], supportedVersions: [0x7f1c, 0x0304] }),
+    );
     assert.ok(h);
-    assert.deepEqual(h.cipher_suites.map((c) => c.name), ['GREASE', 'unknown_0x1234']);
-    assert.deepEqual(h.extensions.map((e) => e.name), ['GREASE', 'unknown_0x1234', 'supported_versions']);
+    assert.deepEqual(
+      h.cipher_suites.map((c) => c.name),
+      ['GREASE', 'unknown_0x1234'],
+    );
+    assert.deepEqual(
+      h.extensions.map((e) => e.name),
+      ['GREASE', 'unknown_0x1234', 'supported_versions'],
+    );
     assert.deepEqual(h.supported_versions, ['0x7f1c', 'TLS 1.3']);
     assert.equal(h.has_grease, true);
   });
@@ -86,7 +133,8 @@ describe('parseClientHello', () => {
       assert.ok(parseClientHello(record), profile);
       assert.ok(parseClientHello(handshake), profile);
       for (let n = 0; n < record.length; n++) assert.equal(parseClientHello(record.subarray(0, n)), null, `${profile} record cut at ${n}`);
-      for (let n = 0; n < handshake.length; n++) assert.equal(parseClientHello(handshake.subarray(0, n)), null, `${profile} handshake cut at ${n}`);
+      for (let n = 0; n < handshake.length; n++)
+        assert.equal(parseClientHello(handshake.subarray(0, n)), null, `${profile} handshake cut at ${n}`);
     }
   });
 
@@ -136,8 +184,10 @@ describe('parseClientHello', () => {
   });
 
   it('should keep an empty server_name extension as SNI-present for JA4 but report no host', () => {
-    const hs = concat(u8(1), vec24(u16(0x0303), new Uint8Array(32), vec8(), vec16(u16(0x002f)), vec8(u8(0)),
-      vec16(concat(u16(0x0000), vec16()))));
+    const hs = concat(
+      u8(1),
+      vec24(u16(0x0303), new Uint8Array(32), vec8(), vec16(u16(0x002f)), vec8(u8(0)), vec16(concat(u16(0x0000), vec16()))),
+    );
     const h = parseClientHello(hs);
     assert.ok(h);
     assert.equal(h.sni, null);

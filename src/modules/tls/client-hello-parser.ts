@@ -5,8 +5,14 @@
 import type { ClientHelloDetails, CodeName, ExtensionEntry } from './client-hello.ts';
 import { ja4 } from './ja4.ts';
 import {
-  cipherSuiteName, ecPointFormatName, extensionName, isGrease, namedGroupName,
-  pskModeName, signatureSchemeName, versionName,
+  cipherSuiteName,
+  ecPointFormatName,
+  extensionName,
+  isGrease,
+  namedGroupName,
+  pskModeName,
+  signatureSchemeName,
+  versionName,
 } from './tls-names.ts';
 
 const CONTENT_TYPE_HANDSHAKE = 22;
@@ -70,8 +76,7 @@ function u8List(r: Reader): number[] {
   return out;
 }
 
-const codeNames = (codes: number[], name: (c: number) => string): CodeName[] =>
-  codes.map((code) => ({ code, name: name(code) }));
+const codeNames = (codes: number[], name: (c: number) => string): CodeName[] => codes.map((code) => ({ code, name: name(code) }));
 
 interface DecodedExtensions {
   sni: string | null;
@@ -101,9 +106,15 @@ function decodeExtension(code: number, body: Uint8Array, out: DecodedExtensions)
       if (out.sni === '') out.sni = null;
       return;
     }
-    case 0x000a: out.groups = u16List(r.vector(2)); break;
-    case 0x000b: out.pointFormats = u8List(r.vector(1)); break;
-    case 0x000d: out.sigAlgs = u16List(r.vector(2)); break;
+    case 0x000a:
+      out.groups = u16List(r.vector(2));
+      break;
+    case 0x000b:
+      out.pointFormats = u8List(r.vector(1));
+      break;
+    case 0x000d:
+      out.sigAlgs = u16List(r.vector(2));
+      break;
     case 0x0010: {
       const list = r.vector(2);
       out.alpn = [];
@@ -113,8 +124,12 @@ function decodeExtension(code: number, body: Uint8Array, out: DecodedExtensions)
       }
       break;
     }
-    case 0x002b: out.versions = u16List(r.vector(1)); break;
-    case 0x002d: out.pskModes = u8List(r.vector(1)); break;
+    case 0x002b:
+      out.versions = u16List(r.vector(1));
+      break;
+    case 0x002d:
+      out.pskModes = u8List(r.vector(1));
+      break;
     case 0x0033: {
       const list = r.vector(2);
       out.keyShares = [];
@@ -124,7 +139,8 @@ function decodeExtension(code: number, body: Uint8Array, out: DecodedExtensions)
       }
       break;
     }
-    default: return;
+    default:
+      return;
   }
   r.end();
 }
@@ -154,7 +170,14 @@ function parse(bytes: Uint8Array): ClientHelloDetails {
   const compression = u8List(body.vector(1));
 
   const decoded: DecodedExtensions = {
-    sni: null, groups: [], sigAlgs: [], alpn: [], versions: [], pointFormats: [], keyShares: [], pskModes: [],
+    sni: null,
+    groups: [],
+    sigAlgs: [],
+    alpn: [],
+    versions: [],
+    pointFormats: [],
+    keyShares: [],
+    pskModes: [],
   };
   const extensions: ExtensionEntry[] = [];
   // Pre-TLS-1.2 clients may omit the extensions block entirely.
@@ -171,8 +194,9 @@ function parse(bytes: Uint8Array): ClientHelloDetails {
   body.end();
 
   const has = (code: number): boolean => extensions.some((e) => e.code === code);
-  const hasGrease = [ciphers, extensions.map((e) => e.code), decoded.groups, decoded.sigAlgs, decoded.versions, decoded.keyShares]
-    .some((list) => list.some(isGrease));
+  const hasGrease = [ciphers, extensions.map((e) => e.code), decoded.groups, decoded.sigAlgs, decoded.versions, decoded.keyShares].some(
+    (list) => list.some(isGrease),
+  );
 
   const details: ClientHelloDetails = {
     record_version: recordVersion === null ? null : versionName(recordVersion),

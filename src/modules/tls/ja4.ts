@@ -18,8 +18,15 @@ const EXT_SUPPORTED_VERSIONS = 0x002b;
 const EMPTY_HASH = '000000000000';
 
 const JA4_VERSIONS: ReadonlyMap<number, string> = new Map([
-  [0x0304, '13'], [0x0303, '12'], [0x0302, '11'], [0x0301, '10'], [0x0300, 's3'], [0x0002, 's2'],
-  [0xfeff, 'd1'], [0xfefd, 'd2'], [0xfefc, 'd3'],
+  [0x0304, '13'],
+  [0x0303, '12'],
+  [0x0302, '11'],
+  [0x0301, '10'],
+  [0x0300, 's3'],
+  [0x0002, 's2'],
+  [0xfeff, 'd1'],
+  [0xfefd, 'd2'],
+  [0xfefc, 'd3'],
 ]);
 
 const hex4 = (code: number): string => code.toString(16).padStart(4, '0');
@@ -43,8 +50,7 @@ function version(hello: Ja4Input): string {
   return (code !== null && JA4_VERSIONS.get(code)) || '00';
 }
 
-const isAlnum = (b: number): boolean =>
-  (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a);
+const isAlnum = (b: number): boolean => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a);
 
 /**
  * First and last character of the first ALPN id; "00" when there is none.

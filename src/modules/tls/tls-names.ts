@@ -4,7 +4,7 @@
 
 /** RFC 8701 GREASE values: 0x0a0a, 0x1a1a … 0xfafa. */
 export function isGrease(code: number): boolean {
-  return (code & 0x0f0f) === 0x0a0a && (code >> 8) === (code & 0xff);
+  return (code & 0x0f0f) === 0x0a0a && code >> 8 === (code & 0xff);
 }
 
 const hex4 = (code: number): string => code.toString(16).padStart(4, '0');

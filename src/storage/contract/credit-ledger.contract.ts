@@ -12,7 +12,15 @@ export function creditLedgerContract(backend: string, make: () => Promise<{ ledg
         await ledger.open('org_a', { allotment: 3, periodSeconds: DAY }, 1000);
         const results = [];
         for (let i = 0; i < 4; i++) results.push(await ledger.debit('org_a', 1, 1000));
-        assert.deepEqual(results.map((r) => [r.ok, r.balance]), [[true, 2], [true, 1], [true, 0], [false, 0]]);
+        assert.deepEqual(
+          results.map((r) => [r.ok, r.balance]),
+          [
+            [true, 2],
+            [true, 1],
+            [true, 0],
+            [false, 0],
+          ],
+        );
         assert.equal(results[0]!.resetsAt, 1000 + DAY);
         const big = await ledger.debit('org_a', 5, 1000);
         assert.equal(big.ok, false);

@@ -44,7 +44,11 @@ export function feedBusContract(backend: string, make: () => Promise<{ bus: Feed
         const slow = bus.subscribe('ja4t', { signal: ac.signal, maxBuffered: 50, onOverflow: () => overflowed++ });
         const fast = bus.subscribe('ja4t', { signal: ac.signal, maxBuffered: 100_000 });
         const fastDone = take(fast, 1000);
-        for (let i = 0; i < 1000; i += 10) await bus.publish('ja4t', Array.from({ length: 10 }, (_, k) => msg(i + k)));
+        for (let i = 0; i < 1000; i += 10)
+          await bus.publish(
+            'ja4t',
+            Array.from({ length: 10 }, (_, k) => msg(i + k)),
+          );
         assert.equal((await fastDone).length, 1000);
         assert.equal(overflowed, 1);
         await assert.rejects(async () => {

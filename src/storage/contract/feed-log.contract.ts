@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { type FeedLog } from '../../modules/feeds/feed-log.ts';
+import type { FeedLog } from '../../modules/feeds/feed-log.ts';
 import { HOUR_MS } from '../../lib/time.ts';
 
 const collect = async (it: AsyncIterable<string>) => {
@@ -42,13 +42,21 @@ export function feedLogContract(backend: string, make: () => Promise<{ log: Feed
       const { log, close } = await make();
       try {
         await Promise.all(
-          Array.from({ length: 50 }, (_, i) => log.append('ja4t', Array.from({ length: 20 }, (_, j) => ({ timeMs: h0, line: JSON.stringify({ i, j }) })))),
+          Array.from({ length: 50 }, (_, i) =>
+            log.append(
+              'ja4t',
+              Array.from({ length: 20 }, (_, j) => ({ timeMs: h0, line: JSON.stringify({ i, j }) })),
+            ),
+          ),
         );
         const lines = await collect(log.readHour('ja4t', h0));
         assert.equal(lines.length, 1000);
         assert.equal(new Set(lines).size, 1000);
         // Each append's records stay in their order.
-        const js = lines.map((l) => JSON.parse(l) as { i: number; j: number }).filter((r) => r.i === 7).map((r) => r.j);
+        const js = lines
+          .map((l) => JSON.parse(l) as { i: number; j: number })
+          .filter((r) => r.i === 7)
+          .map((r) => r.j);
         assert.deepEqual(js, [...Array(20).keys()]);
       } finally {
         await close();
@@ -62,7 +70,14 @@ export function feedLogContract(backend: string, make: () => Promise<{ log: Feed
         await log.append('honeypot_dns', entries);
         await log.append('honeypot_dns', entries.slice(0, 3));
         assert.equal((await log.hours('honeypot_dns')).length, 48);
-        assert.deepEqual(await collect(log.readHour('honeypot_dns', h0)), ['{"i":0}', '{"i":1}', '{"i":2}', '{"i":0}', '{"i":1}', '{"i":2}']);
+        assert.deepEqual(await collect(log.readHour('honeypot_dns', h0)), [
+          '{"i":0}',
+          '{"i":1}',
+          '{"i":2}',
+          '{"i":0}',
+          '{"i":1}',
+          '{"i":2}',
+        ]);
         assert.deepEqual(await collect(log.readHour('honeypot_dns', h0 + 47 * HOUR_MS)), ['{"i":141}', '{"i":142}', '{"i":143}']);
       } finally {
         await close();
@@ -87,11 +102,18 @@ export function feedLogContract(backend: string, make: () => Promise<{ log: Feed
       try {
         if (!log.hourFile) return t.skip('no local files: readers stream readHourBlocks');
         assert.equal(await log.hourFile('anonymizers', h0), undefined, 'no records, no file');
-        await log.append('anonymizers', [{ timeMs: h0 + 1, line: '{"a":1}' }, { timeMs: h0 + 2, line: '{"a":2}' }]);
+        await log.append('anonymizers', [
+          { timeMs: h0 + 1, line: '{"a":1}' },
+          { timeMs: h0 + 2, line: '{"a":2}' },
+        ]);
         const first = await log.hourFile('anonymizers', h0 + 59_000);
         assert.ok(first?.whole);
         const text = await readFile(first.path, 'utf8');
-        assert.deepEqual(text.split('\n'), [...(await collect(log.readHour('anonymizers', h0))), ''], 'whole lines, each ending in a newline');
+        assert.deepEqual(
+          text.split('\n'),
+          [...(await collect(log.readHour('anonymizers', h0))), ''],
+          'whole lines, each ending in a newline',
+        );
         assert.equal((await log.hourFile('anonymizers', h0))?.version, first.version, 'stable while nothing is appended');
         await log.append('anonymizers', [{ timeMs: h0 + 3, line: '{"a":3}' }]);
         const second = await log.hourFile('anonymizers', h0);

@@ -3,8 +3,13 @@ import assert from 'node:assert/strict';
 import type { IntelList, IntelListStore } from '../../modules/intel/lists/intel-list.ts';
 
 const list = (kind: string, provider: string, extra: Partial<IntelList> = {}): IntelList => ({
-  kind, provider, version: '0123456789abcdef', imported_at: 1_795_000_000, format: 'cidr-lines',
-  cidrs: ['66.249.64.0/27', '192.178.4.0/27', '2001:4860:4801:10::/64'], ...extra,
+  kind,
+  provider,
+  version: '0123456789abcdef',
+  imported_at: 1_795_000_000,
+  format: 'cidr-lines',
+  cidrs: ['66.249.64.0/27', '192.178.4.0/27', '2001:4860:4801:10::/64'],
+  ...extra,
 });
 const byName = (lists: IntelList[]) => [...lists].sort((a, b) => `${a.kind}/${a.provider}`.localeCompare(`${b.kind}/${b.provider}`));
 
@@ -46,7 +51,10 @@ export function intelListStoreContract(backend: string, make: () => Promise<Inte
         await store.put(next);
         const all = byName(await store.all());
         assert.equal(all.length, 2, 'the same provider under another kind is another list');
-        assert.deepEqual(all.find((l) => l.kind === 'TOR_NODE'), next);
+        assert.deepEqual(
+          all.find((l) => l.kind === 'TOR_NODE'),
+          next,
+        );
       });
     });
 
@@ -57,7 +65,10 @@ export function intelListStoreContract(backend: string, make: () => Promise<Inte
         assert.equal(await store.remove('SEARCH_ENGINE', 'GOOGLEBOT'), true);
         assert.equal(await store.remove('SEARCH_ENGINE', 'GOOGLEBOT'), false);
         assert.equal(await store.remove('TOR_NODE', 'TOR'), false);
-        assert.deepEqual((await store.all()).map((l) => l.provider), ['BINGBOT']);
+        assert.deepEqual(
+          (await store.all()).map((l) => l.provider),
+          ['BINGBOT'],
+        );
       });
     });
 
@@ -76,7 +87,9 @@ export function intelListStoreContract(backend: string, make: () => Promise<Inte
         const peer = other();
         await step('put by another process', () => peer.put(list('TOR_NODE', 'TOR')));
         assert.equal((await store.all()).length, 1, 'lists put by another process are seen');
-        await step('replaced by another process', () => peer.put(list('TOR_NODE', 'TOR', { version: 'bbbbbbbbbbbbbbbb', cidrs: ['1.2.3.4/32', '5.6.7.8/32'] })));
+        await step('replaced by another process', () =>
+          peer.put(list('TOR_NODE', 'TOR', { version: 'bbbbbbbbbbbbbbbb', cidrs: ['1.2.3.4/32', '5.6.7.8/32'] })),
+        );
         await step('put here', () => store.put(list('SEARCH_ENGINE', 'GOOGLEBOT')));
         await step('removed by another process', () => peer.remove('SEARCH_ENGINE', 'GOOGLEBOT'));
         assert.equal(await peer.revision(), await store.revision(), 'both handles agree');
@@ -88,7 +101,15 @@ export function intelListStoreContract(backend: string, make: () => Promise<Inte
 
     it('should refuse a kind or provider that is not an upper-case tag, storing nothing', async () => {
       await withStore(async ({ store }) => {
-        for (const [kind, provider] of [['../TOR_NODE', 'TOR'], ['TOR_NODE', '../../etc/passwd'], ['TOR_NODE', 'a/b'], ['tor_node', 'TOR'], ['TOR_NODE', ''], ['TOR_NODE', 'X'.repeat(65)], ['TOR_NODE', 'TOR\0']] as const) {
+        for (const [kind, provider] of [
+          ['../TOR_NODE', 'TOR'],
+          ['TOR_NODE', '../../etc/passwd'],
+          ['TOR_NODE', 'a/b'],
+          ['tor_node', 'TOR'],
+          ['TOR_NODE', ''],
+          ['TOR_NODE', 'X'.repeat(65)],
+          ['TOR_NODE', 'TOR\0'],
+        ] as const) {
           await assert.rejects(async () => store.put(list(kind, provider)), `${kind} ${provider}`);
           await assert.rejects(async () => store.remove(kind, provider), `${kind} ${provider}`);
         }

@@ -17,7 +17,11 @@ export interface ObjectStoreHarness {
   close(): Promise<void>;
 }
 
-export type MakeObjectStore = (opts: { clock: ManualClock; secrets: SigningSecret[]; shareWith?: ObjectStoreHarness }) => Promise<ObjectStoreHarness>;
+export type MakeObjectStore = (opts: {
+  clock: ManualClock;
+  secrets: SigningSecret[];
+  shareWith?: ObjectStoreHarness;
+}) => Promise<ObjectStoreHarness>;
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const bytesOf = async (r: Readable | undefined): Promise<Buffer> => {
@@ -108,9 +112,19 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
       await withStore(async ({ store }) => {
         const b = Buffer.from('x');
         const meta = { sha256: sha(b), rows: 1 };
-        for (const k of ['ja4t/latest/01_ja4t.parquet', 'ja4t/latest/00_ja4t.parquet', 'ja4t/2026/11/20/ja4t.parquet', 'torrents/latest/00_torrents.parquet']) await store.put(k, b, meta);
+        for (const k of [
+          'ja4t/latest/01_ja4t.parquet',
+          'ja4t/latest/00_ja4t.parquet',
+          'ja4t/2026/11/20/ja4t.parquet',
+          'torrents/latest/00_torrents.parquet',
+        ])
+          await store.put(k, b, meta);
         assert.deepEqual(await store.list('ja4t/latest/'), ['ja4t/latest/00_ja4t.parquet', 'ja4t/latest/01_ja4t.parquet']);
-        assert.deepEqual(await store.list('ja4t/'), ['ja4t/2026/11/20/ja4t.parquet', 'ja4t/latest/00_ja4t.parquet', 'ja4t/latest/01_ja4t.parquet']);
+        assert.deepEqual(await store.list('ja4t/'), [
+          'ja4t/2026/11/20/ja4t.parquet',
+          'ja4t/latest/00_ja4t.parquet',
+          'ja4t/latest/01_ja4t.parquet',
+        ]);
         assert.deepEqual(await store.list('honeypot_dns/'), []);
         assert.equal(await store.head('ja4t/latest'), undefined, 'a prefix is not an object');
         assert.equal(await store.get('ja4t/latest'), undefined);
@@ -120,7 +134,18 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
     it('should refuse keys with traversal, absolute paths or odd characters', async () => {
       await withStore(async ({ store }) => {
         const b = Buffer.from('x');
-        for (const k of ['../etc/passwd', '/abs/key.parquet', 'proxies/../../x', 'proxies/./x', 'proxies', 'Proxies/x', 'proxies/a b', 'proxies//x', 'proxies/x/', 'proxies\\x']) {
+        for (const k of [
+          '../etc/passwd',
+          '/abs/key.parquet',
+          'proxies/../../x',
+          'proxies/./x',
+          'proxies',
+          'Proxies/x',
+          'proxies/a b',
+          'proxies//x',
+          'proxies/x/',
+          'proxies\\x',
+        ]) {
           await assert.rejects(store.put(k, b, { sha256: sha(b), rows: 1 }), /invalid object key/, k);
           assert.equal(await store.head(k), undefined);
         }
@@ -146,7 +171,13 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
         const one = Buffer.from('first version of the hour');
         await store.put(k, one, { sha256: sha(one), rows: 4, contentType: 'application/vnd.apache.parquet' });
         const first = await store.read(k);
-        assert.deepEqual(first?.info, { key: k, size: one.length, sha256: sha(one), rows: 4, contentType: 'application/vnd.apache.parquet' });
+        assert.deepEqual(first?.info, {
+          key: k,
+          size: one.length,
+          sha256: sha(one),
+          rows: 4,
+          contentType: 'application/vnd.apache.parquet',
+        });
         // Replaced (and then deleted) before a byte of the first read was consumed.
         const two = Buffer.from('the next day, other bytes of another length');
         await store.put(k, two, { sha256: sha(two), rows: 9 });
@@ -192,7 +223,8 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
           const sig = q.get('sig')!;
           assert.deepEqual(tamper('sig', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1)), { ok: false, reason: 'BAD_SIGNATURE' });
           assert.deepEqual(tamper('sig', sig.slice(1)), { ok: false, reason: 'BAD_SIGNATURE' });
-          for (const name of ['object', 'sha256', 'expires', 'kid', 'sig']) assert.deepEqual(tamper(name, undefined), { ok: false, reason: 'MALFORMED' }, `without ${name}`);
+          for (const name of ['object', 'sha256', 'expires', 'kid', 'sig'])
+            assert.deepEqual(tamper(name, undefined), { ok: false, reason: 'MALFORMED' }, `without ${name}`);
           assert.deepEqual(tamper('sha256', sha256.toUpperCase()), { ok: false, reason: 'MALFORMED' });
           assert.deepEqual(tamper('object', '../secrets'), { ok: false, reason: 'MALFORMED' });
           assert.deepEqual(store.verify({ key }), { ok: false, reason: 'MALFORMED' });
@@ -203,8 +235,22 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
       it('should refuse an unknown key id and accept URLs of the previous secret after rotation', async () => {
         const clock = new ManualClock();
         const old = await make({ clock, secrets: [{ id: 'k1', secret: 'old-secret' }] });
-        const rotated = await make({ clock, secrets: [{ id: 'k2', secret: 'new-secret' }, { id: 'k1', secret: 'old-secret' }], shareWith: old });
-        const retired = await make({ clock, secrets: [{ id: 'k3', secret: 'newest' }, { id: 'k2', secret: 'new-secret' }], shareWith: old });
+        const rotated = await make({
+          clock,
+          secrets: [
+            { id: 'k2', secret: 'new-secret' },
+            { id: 'k1', secret: 'old-secret' },
+          ],
+          shareWith: old,
+        });
+        const retired = await make({
+          clock,
+          secrets: [
+            { id: 'k3', secret: 'newest' },
+            { id: 'k2', secret: 'new-secret' },
+          ],
+          shareWith: old,
+        });
         try {
           const oldUrl = queryOf(await old.store.presign(target, DAY_S));
           assert.equal(oldUrl.get('kid'), 'k1');
@@ -231,7 +277,9 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
 /** Files in a directory tree (relative paths), for backends that keep temp files on disk. */
 export function filesUnder(dir: string): string[] {
   try {
-    return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => !d.isDirectory()).map((d) => join(d.parentPath, d.name).slice(dir.length + 1));
+    return readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((d) => !d.isDirectory())
+      .map((d) => join(d.parentPath, d.name).slice(dir.length + 1));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;

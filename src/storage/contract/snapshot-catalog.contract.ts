@@ -5,12 +5,30 @@ import type { Snapshot, SnapshotCatalog } from '../../modules/exports/snapshot-c
 
 const schema = { fields: [{ name: 'timestamp', type: 'BIGINT' as const }] };
 const hourly = (feed: FeedId, date: string, hour: number, extra: Partial<Snapshot> = {}): Snapshot => ({
-  feed, kind: 'hourly', date, hour, key: `${feed}/latest/${String(hour).padStart(2, '0')}_${feed}.parquet`,
-  size: 100 + hour, rows: hour, checksum: 'a'.repeat(64), schema, createdAt: 1_795_000_000 + hour, ...extra,
+  feed,
+  kind: 'hourly',
+  date,
+  hour,
+  key: `${feed}/latest/${String(hour).padStart(2, '0')}_${feed}.parquet`,
+  size: 100 + hour,
+  rows: hour,
+  checksum: 'a'.repeat(64),
+  schema,
+  createdAt: 1_795_000_000 + hour,
+  ...extra,
 });
 const daily = (feed: FeedId, date: string, extra: Partial<Snapshot> = {}): Snapshot => ({
-  feed, kind: 'daily', date, hour: null, key: `${feed}/${date.replaceAll('-', '/')}/${feed}.parquet`,
-  size: 5000, rows: 500, checksum: 'b'.repeat(64), schema, createdAt: 1_795_100_000, ...extra,
+  feed,
+  kind: 'daily',
+  date,
+  hour: null,
+  key: `${feed}/${date.replaceAll('-', '/')}/${feed}.parquet`,
+  size: 5000,
+  rows: 500,
+  checksum: 'b'.repeat(64),
+  schema,
+  createdAt: 1_795_100_000,
+  ...extra,
 });
 const ids = (items: Snapshot[]) => items.map((s) => (s.hour === null ? s.date : `${s.date}/${s.hour}`));
 
@@ -65,7 +83,17 @@ export function snapshotCatalogContract(backend: string, make: () => Promise<Sna
         for (const h of [22, 23]) await c.upsert(hourly('torrents', '2026-11-21', h, { key: `torrents/x/${h}_y.parquet` }));
         await c.upsert(daily('torrents', '2026-11-21'));
         for (const h of [0, 1, 2]) await c.upsert(hourly('torrents', '2026-11-22', h));
-        const all = ['2026-11-22/2', '2026-11-22/1', '2026-11-22/0', '2026-11-21/23', '2026-11-21/22', '2026-11-21', '2026-11-20', '2026-11-19', '2026-11-18'];
+        const all = [
+          '2026-11-22/2',
+          '2026-11-22/1',
+          '2026-11-22/0',
+          '2026-11-21/23',
+          '2026-11-21/22',
+          '2026-11-21',
+          '2026-11-20',
+          '2026-11-19',
+          '2026-11-18',
+        ];
         const one = await c.list('torrents', { limit: 100 });
         assert.deepEqual(ids(one.items), all);
         assert.equal(one.next, undefined);
@@ -112,7 +140,10 @@ export function snapshotCatalogContract(backend: string, make: () => Promise<Sna
         for (const h of [3, 1, 2]) await c.upsert(hourly('honeypot_dns', '2026-11-21', h));
         await c.upsert(hourly('honeypot_dns', '2026-11-22', 0));
         await c.upsert(daily('honeypot_dns', '2026-11-21'));
-        assert.deepEqual((await c.hourlyOf('honeypot_dns', '2026-11-21')).map((s) => s.hour), [1, 2, 3]);
+        assert.deepEqual(
+          (await c.hourlyOf('honeypot_dns', '2026-11-21')).map((s) => s.hour),
+          [1, 2, 3],
+        );
         assert.equal(await c.deleteHourly('honeypot_dns', '2026-11-21'), 3);
         assert.equal(await c.deleteHourly('honeypot_dns', '2026-11-21'), 0);
         assert.deepEqual(ids((await c.list('honeypot_dns', { limit: 10 })).items), ['2026-11-22/0', '2026-11-21']);
@@ -156,7 +187,11 @@ export function snapshotCatalogContract(backend: string, make: () => Promise<Sna
           await c.beginPublish(next, 1_000);
           const after = await h.reopen();
           assert.equal(await after.completePublish(next, { onlyIfPending: true }), true);
-          assert.equal(await after.get('proxies', '2026-11-21', 5), undefined, "the row of yesterday's bytes, which the key no longer holds");
+          assert.equal(
+            await after.get('proxies', '2026-11-21', 5),
+            undefined,
+            "the row of yesterday's bytes, which the key no longer holds",
+          );
           assert.deepEqual(await after.get('proxies', '2026-11-22', 5), next);
           assert.ok(await after.get('proxies', '2026-11-21', 6), 'rows of other keys stay');
           assert.deepEqual(await after.publishIntents(), []);
@@ -175,7 +210,11 @@ export function snapshotCatalogContract(backend: string, make: () => Promise<Sna
           assert.equal(await after.abandonPublish(next.key, next.checksum), false);
           assert.deepEqual(await after.publishIntents(), []);
           assert.deepEqual(await after.get('proxies', '2026-11-21', 5), old);
-          assert.equal(await after.completePublish(next, { onlyIfPending: true }), false, 'a dropped intent is not completed by a late recovery');
+          assert.equal(
+            await after.completePublish(next, { onlyIfPending: true }),
+            false,
+            'a dropped intent is not completed by a late recovery',
+          );
           assert.deepEqual(await after.get('proxies', '2026-11-21', 5), old);
         });
       });
@@ -188,13 +227,26 @@ export function snapshotCatalogContract(backend: string, make: () => Promise<Sna
           await c.beginPublish(rerun, 2_000);
           const day = daily('torrents', '2026-11-21');
           await c.beginPublish(day, 1_500);
-          assert.deepEqual(await c.publishIntents(), [{ snapshot: day, startedAtMs: 1_500 }, { snapshot: rerun, startedAtMs: 2_000 }], 'oldest first');
+          assert.deepEqual(
+            await c.publishIntents(),
+            [
+              { snapshot: day, startedAtMs: 1_500 },
+              { snapshot: rerun, startedAtMs: 2_000 },
+            ],
+            'oldest first',
+          );
           // The first attempt's completion leaves the rerun's intent, whose bytes are not known stored.
           assert.equal(await c.completePublish(next), true);
-          assert.deepEqual((await c.publishIntents()).map((i) => i.snapshot.checksum), [day.checksum, rerun.checksum]);
+          assert.deepEqual(
+            (await c.publishIntents()).map((i) => i.snapshot.checksum),
+            [day.checksum, rerun.checksum],
+          );
           assert.equal(await c.completePublish(rerun), true);
           assert.deepEqual(await c.get('proxies', '2026-11-22', 5), rerun);
-          assert.deepEqual((await c.publishIntents()).map((i) => i.snapshot.key), [day.key]);
+          assert.deepEqual(
+            (await c.publishIntents()).map((i) => i.snapshot.key),
+            [day.key],
+          );
           await assert.rejects(c.beginPublish({ ...next, hour: null }, 3_000), /an hourly snapshot has an hour/);
         });
       });

@@ -89,11 +89,17 @@ export class DiskSpace {
    */
   admit(bytes: number, what: string): void {
     if (this.full || this.freeBytes - bytes < this.opts.reserveBytes) this.refused = this.now();
-    if (this.full) throw new AppError('INSUFFICIENT_STORAGE', `The server's disk is full (${this.full.code}); ${what} is refused until space is freed. Retry later.`, { retryAfter: FAULT_RETRY_AFTER_S });
+    if (this.full)
+      throw new AppError(
+        'INSUFFICIENT_STORAGE',
+        `The server's disk is full (${this.full.code}); ${what} is refused until space is freed. Retry later.`,
+        { retryAfter: FAULT_RETRY_AFTER_S },
+      );
     if (this.freeBytes - bytes < this.opts.reserveBytes) {
       throw new AppError(
         'INSUFFICIENT_STORAGE',
-        `The server's disk has ${mb(this.freeBytes)} free, below its reserve of ${mb(this.opts.reserveBytes)}; ${what} is refused until space is freed. Retry later.`,
+        `The server's disk has ${mb(this.freeBytes)} free, below its reserve of ${mb(this.opts.reserveBytes)}; ${what} is refused until ` +
+          `space is freed. Retry later.`,
         { retryAfter: FAULT_RETRY_AFTER_S },
       );
     }
@@ -120,10 +126,17 @@ export class DiskSpace {
   /** What /health reports: space below the reserve, a full disk, a failing write. */
   problems(): string[] {
     const out: string[] = [];
-    if (this.full) out.push(`disk: full (${this.full.code} at ${new Date(this.full.at).toISOString()}); ingestion is refused until space is freed`);
-    else if (this.freeBytes < this.opts.reserveBytes) out.push(`disk: ${mb(this.freeBytes)} free of ${mb(this.total)}, below the reserve of ${mb(this.opts.reserveBytes)}; ingestion is refused`);
+    if (this.full)
+      out.push(`disk: full (${this.full.code} at ${new Date(this.full.at).toISOString()}); ingestion is refused until space is freed`);
+    else if (this.freeBytes < this.opts.reserveBytes)
+      out.push(
+        `disk: ${mb(this.freeBytes)} free of ${mb(this.total)}, below the reserve of ${mb(this.opts.reserveBytes)}; ingestion is refused`,
+      );
     else if (this.refused !== undefined && this.now() - this.refused < REFUSAL_SHOWN_MS) {
-      out.push(`disk: ${mb(this.freeBytes)} free of ${mb(this.total)}, too close to the reserve of ${mb(this.opts.reserveBytes)}: ingestion was refused at ${new Date(this.refused).toISOString()}`);
+      out.push(
+        `disk: ${mb(this.freeBytes)} free of ${mb(this.total)}, too close to the reserve of ${mb(this.opts.reserveBytes)}: ingestion was ` +
+          `refused at ${new Date(this.refused).toISOString()}`,
+      );
     }
     if (this.fault && !this.full) out.push(`disk: a write failed (${this.fault.message} at ${new Date(this.fault.at).toISOString()})`);
     return out;
@@ -131,6 +144,11 @@ export class DiskSpace {
 
   /** For /metrics and data status. */
   snapshot(): { free_bytes: number; total_bytes: number; reserve_bytes: number; read_at: number } {
-    return { free_bytes: Number.isFinite(this.freeBytes) ? this.freeBytes : 0, total_bytes: this.total, reserve_bytes: this.opts.reserveBytes, read_at: this.readAt };
+    return {
+      free_bytes: Number.isFinite(this.freeBytes) ? this.freeBytes : 0,
+      total_bytes: this.total,
+      reserve_bytes: this.opts.reserveBytes,
+      read_at: this.readAt,
+    };
   }
 }

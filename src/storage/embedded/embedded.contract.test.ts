@@ -37,13 +37,13 @@ limitStoreContract('sqlite', async () => {
 creditLedgerContract('sqlite', async () => {
   const db = openSqlite(':memory:');
   // The ledger's rows reference orgs, as they do in a real deployment.
-  for (const id of ['org_a', 'org_b']) db.prepare("INSERT INTO orgs VALUES (?, ?, 0, 1, 1, 0)").run(id, id);
+  for (const id of ['org_a', 'org_b']) db.prepare('INSERT INTO orgs VALUES (?, ?, 0, 1, 1, 0)').run(id, id);
   return { ledger: new SqliteCreditLedger(db), close: async () => void db.close() };
 });
 
 creditLedgerContract('sqlite behind the write-behind buffer', async () => {
   const db = openSqlite(':memory:');
-  for (const id of ['org_a', 'org_b']) db.prepare("INSERT INTO orgs VALUES (?, ?, 0, 1, 1, 0)").run(id, id);
+  for (const id of ['org_a', 'org_b']) db.prepare('INSERT INTO orgs VALUES (?, ?, 0, 1, 1, 0)').run(id, id);
   const ledger = new BufferedCreditLedger(new SqliteCreditLedger(db), () => 0);
   return { ledger, close: async () => void db.close() };
 });
@@ -53,7 +53,13 @@ rateLimiterContract('memory', async () => ({ limiter: new MemoryRateLimiter(), c
 feedLogContract('files', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'umbra-feedlog-'));
   const log = new FileFeedLog(dir);
-  return { log, close: async () => { await log.close(); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    log,
+    close: async () => {
+      await log.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 });
 
 feedBusContract('memory', async () => {

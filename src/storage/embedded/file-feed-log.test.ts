@@ -18,9 +18,13 @@ describe(FileFeedLog.name, () => {
   it('should keep every acknowledged record when the process is killed mid-write, and append cleanly after', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'umbra-crash-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../../test/helpers/feed-log-writer.ts'), dir, String(HOUR)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, '../../../test/helpers/feed-log-writer.ts'), dir, String(HOUR)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let acked = 0;
     await new Promise<void>((resolve) => {
       createInterface({ input: child.stdout! }).on('line', (line) => {

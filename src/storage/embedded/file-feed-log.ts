@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FEED_IDS, type FeedId } from '../../modules/feeds/feed-catalog.ts';
-import { type FeedLog, type FeedLogEntry, type HourFile } from '../../modules/feeds/feed-log.ts';
+import type { FeedLog, FeedLogEntry, HourFile } from '../../modules/feeds/feed-log.ts';
 import { hourOf } from '../../lib/time.ts';
 import type { DiskSpace } from './disk-space.ts';
 
@@ -90,7 +90,10 @@ export class FileFeedLog implements FeedLog {
     }
     // One buffer per partition; the trailing newline marks the last line as whole.
     const bufs = [...byHour].map(([hour, lines]) => ({ hour, buf: Buffer.from(`${lines.join('\n')}\n`) }));
-    this.disk?.admit(bufs.reduce((n, b) => n + b.buf.length, 0), 'ingestion');
+    this.disk?.admit(
+      bufs.reduce((n, b) => n + b.buf.length, 0),
+      'ingestion',
+    );
     const touched: Array<{ part: Partition; file: string; start: number }> = [];
     try {
       for (const { hour, buf } of bufs) {
@@ -129,7 +132,7 @@ export class FileFeedLog implements FeedLog {
 
   /** Keeps the few most recent partitions of a feed open; older ones are rarely written again. */
   private async evict(feed: FeedId): Promise<void> {
-    const prefix = join(this.dir, feed) + '/';
+    const prefix = `${join(this.dir, feed)}/`;
     const mine = [...this.handles.keys()].filter((k) => k.startsWith(prefix)).sort();
     for (const file of mine.slice(0, Math.max(0, mine.length - HANDLES_PER_FEED))) {
       await this.handles.get(file)!.fh.close();
@@ -229,7 +232,8 @@ export class FileFeedLog implements FeedLog {
 
   async close(): Promise<void> {
     // Let queued appends finish so nothing acknowledged-in-flight is cut off.
-    for (const feed of FEED_IDS) while (this.flushing.has(feed) || (this.pending.get(feed)?.length ?? 0) > 0) await new Promise((r) => setTimeout(r, 1));
+    for (const feed of FEED_IDS)
+      while (this.flushing.has(feed) || (this.pending.get(feed)?.length ?? 0) > 0) await new Promise((r) => setTimeout(r, 1));
     this.closed = true;
     for (const p of this.handles.values()) await p.fh.close();
     this.handles.clear();
@@ -270,7 +274,13 @@ async function makeDir(dir: string): Promise<void> {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     const missing: string[] = [];
     for (let d = dir; ; d = dirname(d)) {
-      if (await stat(d).then(() => true, () => false)) break;
+      if (
+        await stat(d).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       missing.unshift(d);
       if (dirname(d) === d) break;
     }

@@ -1,5 +1,17 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, openSync, fsyncSync, closeSync, writeFileSync, renameSync, readdirSync, readFileSync, rmSync, existsSync, statSync } from 'node:fs';
+import {
+  mkdirSync,
+  openSync,
+  fsyncSync,
+  closeSync,
+  writeFileSync,
+  renameSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  existsSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { IntelList, IntelListStore } from '../../modules/intel/lists/intel-list.ts';
 
@@ -38,7 +50,9 @@ export class FileIntelListStore implements IntelListStore {
 
   private names(): string[] {
     if (!existsSync(this.dir)) return [];
-    return readdirSync(this.dir).filter((n) => n.endsWith('.json')).sort();
+    return readdirSync(this.dir)
+      .filter((n) => n.endsWith('.json'))
+      .sort();
   }
 
   async all(): Promise<IntelList[]> {

@@ -1,12 +1,33 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, constants as fsConstants, link, mkdir, open, readFile, readdir, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import {
+  copyFile,
+  constants as fsConstants,
+  link,
+  mkdir,
+  open,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  stat,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../lib/clock.ts';
 import { sweepOld } from '../../modules/exports/export-job.ts';
 import {
-  assertValidKey, isValidKey, type DownloadTarget, type ObjectInfo, type ObjectMeta, type ObjectStore, type SigningSecret, type StoredObject, type VerifyResult,
+  assertValidKey,
+  isValidKey,
+  type DownloadTarget,
+  type ObjectInfo,
+  type ObjectMeta,
+  type ObjectStore,
+  type SigningSecret,
+  type StoredObject,
+  type VerifyResult,
 } from '../../modules/exports/object-store.ts';
 
 export interface FsObjectStoreOptions {
@@ -115,7 +136,10 @@ export class FsObjectStore implements ObjectStore {
       }
       const size = Number(st.size);
       const ino = String(st.ino);
-      const side = await readFile(this.metaFile(key), 'utf8').then((t) => JSON.parse(t) as Sidecar, () => undefined);
+      const side = await readFile(this.metaFile(key), 'utf8').then(
+        (t) => JSON.parse(t) as Sidecar,
+        () => undefined,
+      );
       if (side && side.ino === ino && side.size === size) return { fh, info: infoOf(key, side) };
       const sha256 = await hashHandle(fh);
       // Same bytes, written before sidecars named inodes: record it, so later reads need not hash.
@@ -197,7 +221,13 @@ export class FsObjectStore implements ObjectStore {
     const current = this.opts.secrets[0]!;
     const expires = Math.floor(this.opts.clock.now() / 1000) + ttlSeconds;
     // `object`, not `key`: access logs redact members named like a key, and the object's path is no secret.
-    const q = new URLSearchParams({ object: key, sha256, expires: String(expires), kid: current.id, sig: sign(current.secret, current.id, key, sha256, expires) });
+    const q = new URLSearchParams({
+      object: key,
+      sha256,
+      expires: String(expires),
+      kid: current.id,
+      sig: sign(current.secret, current.id, key, sha256, expires),
+    });
     return `${this.downloadPath}?${q.toString()}`;
   }
 
@@ -208,7 +238,8 @@ export class FsObjectStore implements ObjectStore {
     const exp = get('expires');
     const kid = get('kid');
     const sig = get('sig');
-    if (!key || !sha256 || !exp || !kid || !sig || !/^\d{1,12}$/.test(exp) || !isValidKey(key) || !SHA256_RE.test(sha256)) return { ok: false, reason: 'MALFORMED' };
+    if (!key || !sha256 || !exp || !kid || !sig || !/^\d{1,12}$/.test(exp) || !isValidKey(key) || !SHA256_RE.test(sha256))
+      return { ok: false, reason: 'MALFORMED' };
     const secret = this.opts.secrets.find((s) => s.id === kid);
     if (!secret) return { ok: false, reason: 'UNKNOWN_KEY_ID' };
     const expires = Number(exp);
@@ -259,7 +290,7 @@ export class FsObjectStore implements ObjectStore {
   }
 
   private metaFile(key: string): string {
-    return join(this.root, META, ...key.split('/')) + '.json';
+    return `${join(this.root, META, ...key.split('/'))}.json`;
   }
 }
 
@@ -273,7 +304,11 @@ function sign(secret: string, kid: string, key: string, sha256: string, expires:
 }
 
 const infoOf = (key: string, side: Sidecar): ObjectInfo => ({
-  key, size: side.size, sha256: side.sha256, rows: side.rows, ...(side.contentType ? { contentType: side.contentType } : {}),
+  key,
+  size: side.size,
+  sha256: side.sha256,
+  rows: side.rows,
+  ...(side.contentType ? { contentType: side.contentType } : {}),
 });
 
 async function writeSynced(target: string, body: string | Uint8Array): Promise<{ size: number; sha256: string; ino: string }> {

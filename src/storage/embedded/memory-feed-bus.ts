@@ -19,7 +19,12 @@ export class MemoryFeedBus implements FeedBus {
     let subs = this.subscribers.get(feed);
     if (!subs) this.subscribers.set(feed, (subs = new Set()));
     const set = subs;
-    const queue: SubscriptionQueue = new SubscriptionQueue(options.maxBuffered, options.onOverflow, () => set.delete(queue), options.signal);
+    const queue: SubscriptionQueue = new SubscriptionQueue(
+      options.maxBuffered,
+      options.onOverflow,
+      () => set.delete(queue),
+      options.signal,
+    );
     set.add(queue);
     return queue;
   }

@@ -3,9 +3,31 @@ import type { Relation, Scope } from '../../modules/accounts/scopes.ts';
 import { sqliteGate, type SqliteDb } from './sqlite-db.ts';
 import type { SqliteGate } from './sqlite-gate.ts';
 
-interface OrgRow { id: string; name: string; credit_allotment: number; reset_period_s: number; max_streams: number; created_at: number }
-interface MemberRow { id: string; org_id: string; email: string; first_name: string; last_name: string; relation: string }
-interface KeyRow { id: string; org_id: string; member_id: string; name: string | null; scopes: string; created_at: number; revoked_at: number | null }
+interface OrgRow {
+  id: string;
+  name: string;
+  credit_allotment: number;
+  reset_period_s: number;
+  max_streams: number;
+  created_at: number;
+}
+interface MemberRow {
+  id: string;
+  org_id: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  relation: string;
+}
+interface KeyRow {
+  id: string;
+  org_id: string;
+  member_id: string;
+  name: string | null;
+  scopes: string;
+  created_at: number;
+  revoked_at: number | null;
+}
 
 const toOrg = (r: OrgRow): Org => ({
   id: r.id,
@@ -39,11 +61,12 @@ export class SqliteAccountStore implements AccountStore {
   /** One read transaction: the key, its org and its member as of one moment. */
   private readonly keyOwner;
 
-  constructor(private readonly db: SqliteDb) {
+  constructor(readonly db: SqliteDb) {
     this.gate = sqliteGate(db);
     this.q = {
       insertOrg: db.prepare(
-        'INSERT INTO orgs (id, name, credit_allotment, reset_period_s, max_streams, created_at) VALUES (@id, @name, @creditAllotment, @resetPeriodSeconds, @maxStreams, @createdAt) ON CONFLICT DO NOTHING',
+        'INSERT INTO orgs (id, name, credit_allotment, reset_period_s, max_streams, created_at) VALUES (@id, @name, @creditAllotment, ' +
+          '@resetPeriodSeconds, @maxStreams, @createdAt) ON CONFLICT DO NOTHING',
       ),
       orgById: db.prepare<[string], OrgRow>('SELECT * FROM orgs WHERE id = ?'),
       orgByName: db.prepare<[string], OrgRow>('SELECT * FROM orgs WHERE name = ?'),
@@ -52,11 +75,13 @@ export class SqliteAccountStore implements AccountStore {
       member: db.prepare<[string, string], MemberRow>('SELECT * FROM members WHERE org_id = ? AND email = ?'),
       memberById: db.prepare<[string], MemberRow>('SELECT * FROM members WHERE id = ?'),
       insertMember: db.prepare(
-        'INSERT INTO members (id, org_id, email, first_name, last_name, relation) VALUES (@id, @orgId, @email, @firstName, @lastName, @relation)',
+        'INSERT INTO members (id, org_id, email, first_name, last_name, relation) VALUES (@id, @orgId, @email, @firstName, @lastName, ' +
+          '@relation)',
       ),
       countMembers: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM members WHERE org_id = ?'),
       insertKey: db.prepare(
-        'INSERT INTO api_keys (id, org_id, member_id, name, hash, scopes, created_at, revoked_at) VALUES (@id, @orgId, @memberId, @name, @hash, @scopes, @createdAt, @revokedAt)',
+        'INSERT INTO api_keys (id, org_id, member_id, name, hash, scopes, created_at, revoked_at) VALUES (@id, @orgId, @memberId, @name, ' +
+          '@hash, @scopes, @createdAt, @revokedAt)',
       ),
       keyByHash: db.prepare<[string], KeyRow & { hash: string }>('SELECT * FROM api_keys WHERE hash = ?'),
       keyById: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?'),
@@ -105,7 +130,7 @@ export class SqliteAccountStore implements AccountStore {
 
   async findKeyByHash(hash: string): Promise<KeyOwner | undefined> {
     const found = await this.gate.run(() => this.keyOwner(hash));
-    if (!found || !found.org || !found.member) return undefined;
+    if (!found?.org || !found.member) return undefined;
     return { key: toKey(found.row), hash: found.row.hash, org: toOrg(found.org), member: toMember(found.member) };
   }
 

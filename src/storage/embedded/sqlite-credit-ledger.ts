@@ -1,12 +1,24 @@
-import { nextPeriodEnd, type CreditBalance, type CreditLedger, type CreditPlan, type DebitResult } from '../../modules/credits/credit-ledger.ts';
+import {
+  nextPeriodEnd,
+  type CreditBalance,
+  type CreditLedger,
+  type CreditPlan,
+  type DebitResult,
+} from '../../modules/credits/credit-ledger.ts';
 import { sqliteGate, type SqliteDb } from './sqlite-db.ts';
 import type { SqliteGate } from './sqlite-gate.ts';
 
-interface Row { balance: number; allotment: number; period_s: number; period_end: number }
+interface Row {
+  balance: number;
+  allotment: number;
+  period_s: number;
+  period_end: number;
+}
 
 /** A due refill, as SQL: the effective balance when the period has ended is the allotment. */
 const EFFECTIVE = 'CASE WHEN @now >= period_end THEN allotment ELSE balance END';
-const NEXT_END = 'CASE WHEN @now >= period_end THEN period_end + (CAST((@now - period_end) / period_s AS INTEGER) + 1) * period_s ELSE period_end END';
+const NEXT_END =
+  'CASE WHEN @now >= period_end THEN period_end + (CAST((@now - period_end) / period_s AS INTEGER) + 1) * period_s ELSE period_end END';
 
 /**
  * Credits in the embedded database. Every write runs in its own transaction and reads its RETURNING
@@ -24,7 +36,8 @@ export class SqliteCreditLedger implements CreditLedger {
     this.tx = <T>(fn: () => T) => this.gate.run(() => db.transaction(fn).immediate());
     this.q = {
       open: db.prepare(
-        'INSERT INTO credit_accounts (org_id, balance, allotment, period_s, period_end) VALUES (@org, @allotment, @allotment, @period, @end) ON CONFLICT DO NOTHING',
+        'INSERT INTO credit_accounts (org_id, balance, allotment, period_s, period_end) VALUES (@org, @allotment, @allotment, @period, ' +
+          '@end) ON CONFLICT DO NOTHING',
       ),
       // One statement: refill if due, then charge only when the balance covers the whole cost.
       debit: db.prepare<Record<string, string | number>, { balance: number; period_end: number }>(
@@ -32,7 +45,8 @@ export class SqliteCreditLedger implements CreditLedger {
          WHERE org_id = @org AND ${EFFECTIVE} >= @cost RETURNING balance, period_end`,
       ),
       consume: db.prepare<Record<string, string | number>, { balance: number; period_end: number }>(
-        `UPDATE credit_accounts SET balance = MAX(0, ${EFFECTIVE} - @value), period_end = ${NEXT_END} WHERE org_id = @org RETURNING balance, period_end`,
+        `UPDATE credit_accounts SET balance = MAX(0, ${EFFECTIVE} - @value), period_end = ${NEXT_END} WHERE org_id = @org RETURNING ` +
+          `balance, period_end`,
       ),
       refund: db.prepare('UPDATE credit_accounts SET balance = balance + ? WHERE org_id = ?'),
       get: db.prepare<[string], Row>('SELECT balance, allotment, period_s, period_end FROM credit_accounts WHERE org_id = ?'),
@@ -40,7 +54,8 @@ export class SqliteCreditLedger implements CreditLedger {
         `UPDATE credit_accounts SET balance = @value, period_end = ${NEXT_END} WHERE org_id = @org RETURNING balance, period_end`,
       ),
       add: db.prepare<Record<string, string | number>, { balance: number; period_end: number }>(
-        `UPDATE credit_accounts SET balance = ${EFFECTIVE} + @value, period_end = ${NEXT_END} WHERE org_id = @org RETURNING balance, period_end`,
+        `UPDATE credit_accounts SET balance = ${EFFECTIVE} + @value, period_end = ${NEXT_END} WHERE org_id = @org RETURNING balance, ` +
+          `period_end`,
       ),
       setAllotment: db.prepare('UPDATE credit_accounts SET allotment = ? WHERE org_id = ?'),
       setPeriod: db.prepare('UPDATE credit_accounts SET period_s = ? WHERE org_id = ?'),
@@ -48,7 +63,9 @@ export class SqliteCreditLedger implements CreditLedger {
   }
 
   async open(orgId: string, plan: CreditPlan, nowSec: number): Promise<void> {
-    await this.tx(() => this.q.open.run({ org: orgId, allotment: plan.allotment, period: plan.periodSeconds, end: nowSec + plan.periodSeconds }));
+    await this.tx(() =>
+      this.q.open.run({ org: orgId, allotment: plan.allotment, period: plan.periodSeconds, end: nowSec + plan.periodSeconds }),
+    );
   }
 
   async debit(orgId: string, cost: number, nowSec: number): Promise<DebitResult> {

@@ -55,7 +55,10 @@ describe(SqliteGate.name, () => {
     const started = performance.now();
     const attempt = gate.run(db.read);
     const stall = await loopStall(attempt);
-    await assert.rejects(attempt, (e: { code?: string; context?: { retryAfter?: number } }) => e.code === 'UNAVAILABLE' && (e.context?.retryAfter ?? 0) >= 1);
+    await assert.rejects(
+      attempt,
+      (e: { code?: string; context?: { retryAfter?: number } }) => e.code === 'UNAVAILABLE' && (e.context?.retryAfter ?? 0) >= 1,
+    );
     const took = performance.now() - started;
     assert.ok(took >= 300 && took < 1_000, `gave up after ${took.toFixed(0)} ms`);
     assert.ok(stall < 60, `the event loop was never held (longest gap ${stall.toFixed(1)} ms)`);

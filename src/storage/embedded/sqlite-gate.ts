@@ -15,7 +15,11 @@ const MAX_DELAY_MS = 100;
 
 const isBusy = (e: unknown): boolean => {
   const code = (e as { code?: unknown })?.code;
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || (typeof code === 'string' && (code.startsWith('SQLITE_BUSY_') || code.startsWith('SQLITE_LOCKED_')));
+  return (
+    code === 'SQLITE_BUSY' ||
+    code === 'SQLITE_LOCKED' ||
+    (typeof code === 'string' && (code.startsWith('SQLITE_BUSY_') || code.startsWith('SQLITE_LOCKED_')))
+  );
 };
 
 /**
@@ -58,9 +62,13 @@ export class SqliteGate {
       }
     }
     this.unavailable(`${(last as { code?: string }).code}: locked by another process`);
-    throw new AppError('UNAVAILABLE', 'The embedded database is locked by another process; requests that need it are refused until it is free. Retry shortly.', {
-      retryAfter: FAULT_RETRY_AFTER_S,
-    });
+    throw new AppError(
+      'UNAVAILABLE',
+      'The embedded database is locked by another process; requests that need it are refused until it is free. Retry shortly.',
+      {
+        retryAfter: FAULT_RETRY_AFTER_S,
+      },
+    );
   }
 
   /** One attempt, no wait (health probes): throws as the statement did. */

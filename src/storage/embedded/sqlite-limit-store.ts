@@ -11,9 +11,12 @@ export class SqliteLimitStore implements LimitStore {
   constructor(db: SqliteDb) {
     this.gate = sqliteGate(db);
     this.q = {
-      limits: db.prepare<[string], { bucket: string; rate: number; burst: number }>('SELECT bucket, rate, burst FROM rate_limits WHERE org_id = ?'),
+      limits: db.prepare<[string], { bucket: string; rate: number; burst: number }>(
+        'SELECT bucket, rate, burst FROM rate_limits WHERE org_id = ?',
+      ),
       upsert: db.prepare(
-        'INSERT INTO rate_limits (org_id, bucket, rate, burst) VALUES (?, ?, ?, ?) ON CONFLICT (org_id, bucket) DO UPDATE SET rate = excluded.rate, burst = excluded.burst',
+        'INSERT INTO rate_limits (org_id, bucket, rate, burst) VALUES (?, ?, ?, ?) ON CONFLICT (org_id, bucket) DO UPDATE SET rate = ' +
+          'excluded.rate, burst = excluded.burst',
       ),
       remove: db.prepare('DELETE FROM rate_limits WHERE org_id = ? AND bucket = ?'),
     };

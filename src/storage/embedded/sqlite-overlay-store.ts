@@ -17,7 +17,9 @@ export class SqliteOverlayStore implements OverlayStore {
     this.every = db.prepare('SELECT * FROM intel_overlays ORDER BY id');
     // AUTOINCREMENT's sequence only grows (every add raises it) and between adds only clears happen,
     // each lowering count(*): the pair never repeats.
-    this.rev = db.prepare("SELECT (SELECT count(*) FROM intel_overlays) AS n, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'intel_overlays'), 0) AS m");
+    this.rev = db.prepare(
+      "SELECT (SELECT count(*) FROM intel_overlays) AS n, coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'intel_overlays'), 0) AS m",
+    );
   }
 
   async add(o: NewOverlay): Promise<Overlay> {

@@ -1,12 +1,29 @@
 import type { FeedId } from '../../modules/feeds/feed-catalog.ts';
-import type { PublishIntent, RollupState, Snapshot, SnapshotCatalog, SnapshotCursor, SnapshotKind } from '../../modules/exports/snapshot-catalog.ts';
+import type {
+  PublishIntent,
+  RollupState,
+  Snapshot,
+  SnapshotCatalog,
+  SnapshotCursor,
+  SnapshotKind,
+} from '../../modules/exports/snapshot-catalog.ts';
 import { periodStartMs } from '../../modules/exports/snapshot-catalog.ts';
 import { sqliteGate, type SqliteDb } from './sqlite-db.ts';
 import type { SqliteGate } from './sqlite-gate.ts';
 
 interface Row {
-  feed: string; kind: string; date: string; hour: number; period_start_ms: number; key: string;
-  size: number; rows: number; checksum: string; schema: string; created_at: number; source_version: string | null;
+  feed: string;
+  kind: string;
+  date: string;
+  hour: number;
+  period_start_ms: number;
+  key: string;
+  size: number;
+  rows: number;
+  checksum: string;
+  schema: string;
+  created_at: number;
+  source_version: string | null;
 }
 
 const COLS = 'feed, kind, date, hour, period_start_ms, key, size, rows, checksum, schema, created_at, source_version';
@@ -15,8 +32,16 @@ const INTENT_COLS = 'key, feed, kind, date, hour, size, rows, checksum, schema, 
 const ORDER = 'ORDER BY period_start_ms DESC, kind DESC';
 
 const toSnapshot = (r: Row): Snapshot => ({
-  feed: r.feed as FeedId, kind: r.kind as SnapshotKind, date: r.date, hour: r.hour < 0 ? null : r.hour, key: r.key,
-  size: r.size, rows: r.rows, checksum: r.checksum, schema: JSON.parse(r.schema) as Snapshot['schema'], createdAt: r.created_at,
+  feed: r.feed as FeedId,
+  kind: r.kind as SnapshotKind,
+  date: r.date,
+  hour: r.hour < 0 ? null : r.hour,
+  key: r.key,
+  size: r.size,
+  rows: r.rows,
+  checksum: r.checksum,
+  schema: JSON.parse(r.schema) as Snapshot['schema'],
+  createdAt: r.created_at,
   ...(r.source_version === null ? {} : { sourceVersion: r.source_version }),
 });
 
@@ -25,8 +50,18 @@ type Params = Record<string, string | number | null>;
 const paramsOf = (s: Snapshot): Params => {
   if ((s.kind === 'hourly') !== (s.hour !== null)) throw new Error('an hourly snapshot has an hour, a daily one none');
   return {
-    feed: s.feed, kind: s.kind, date: s.date, hour: s.hour ?? -1, period_start_ms: periodStartMs(s), key: s.key,
-    size: s.size, rows: s.rows, checksum: s.checksum, schema: JSON.stringify(s.schema), created_at: s.createdAt, source_version: s.sourceVersion ?? null,
+    feed: s.feed,
+    kind: s.kind,
+    date: s.date,
+    hour: s.hour ?? -1,
+    period_start_ms: periodStartMs(s),
+    key: s.key,
+    size: s.size,
+    rows: s.rows,
+    checksum: s.checksum,
+    schema: JSON.stringify(s.schema),
+    created_at: s.createdAt,
+    source_version: s.sourceVersion ?? null,
   };
 };
 
@@ -40,33 +75,44 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
   constructor(db: SqliteDb) {
     this.gate = sqliteGate(db);
     this.q = {
-      dropKey: db.prepare('DELETE FROM export_snapshots WHERE key = @key AND NOT (feed = @feed AND kind = @kind AND date = @date AND hour = @hour)'),
+      dropKey: db.prepare(
+        'DELETE FROM export_snapshots WHERE key = @key AND NOT (feed = @feed AND kind = @kind AND date = @date AND hour = @hour)',
+      ),
       upsert: db.prepare(
         `INSERT INTO export_snapshots (${COLS}) VALUES (@feed, @kind, @date, @hour, @period_start_ms, @key, @size, @rows, @checksum, @schema, @created_at, @source_version)
          ON CONFLICT (feed, kind, date, hour) DO UPDATE SET period_start_ms = excluded.period_start_ms, key = excluded.key, size = excluded.size,
            rows = excluded.rows, checksum = excluded.checksum, schema = excluded.schema, created_at = excluded.created_at, source_version = excluded.source_version`,
       ),
-      get: db.prepare<[string, string, string, number], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = ? AND date = ? AND hour = ?`),
+      get: db.prepare<[string, string, string, number], Row>(
+        `SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = ? AND date = ? AND hour = ?`,
+      ),
       first: db.prepare<[string, number], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? ${ORDER} LIMIT ?`),
       after: db.prepare<Record<string, string | number>, Row>(
         `SELECT ${COLS} FROM export_snapshots WHERE feed = @feed
            AND (period_start_ms < @p OR (period_start_ms = @p AND kind < @kind)) ${ORDER} LIMIT @limit`,
       ),
       latest: db.prepare<[string], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = 'hourly' ${ORDER} LIMIT 1`),
-      hourlyOf: db.prepare<[string, string], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = 'hourly' AND date = ? ORDER BY hour`),
+      hourlyOf: db.prepare<[string, string], Row>(
+        `SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = 'hourly' AND date = ? ORDER BY hour`,
+      ),
       forgetKey: db.prepare('DELETE FROM export_snapshots WHERE key = ?'),
       deleteHourly: db.prepare("DELETE FROM export_snapshots WHERE feed = ? AND kind = 'hourly' AND date = ?"),
       setRollup: db.prepare(
-        'INSERT INTO export_rollups (feed, date, state, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (feed, date) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at',
+        'INSERT INTO export_rollups (feed, date, state, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (feed, date) DO UPDATE SET state = ' +
+          'excluded.state, updated_at = excluded.updated_at',
       ),
-      rollup: db.prepare<[string, string], { state: string; updated_at: number }>('SELECT state, updated_at FROM export_rollups WHERE feed = ? AND date = ?'),
+      rollup: db.prepare<[string, string], { state: string; updated_at: number }>(
+        'SELECT state, updated_at FROM export_rollups WHERE feed = ? AND date = ?',
+      ),
       begin: db.prepare(
         `INSERT OR REPLACE INTO export_publish_intents (${INTENT_COLS})
          VALUES (@key, @feed, @kind, @date, @hour, @size, @rows, @checksum, @schema, @created_at, @source_version, @started_at_ms)`,
       ),
       pending: db.prepare<Params, { one: number }>('SELECT 1 AS one FROM export_publish_intents WHERE key = @key AND checksum = @checksum'),
       dropIntent: db.prepare('DELETE FROM export_publish_intents WHERE key = ? AND checksum = ?'),
-      intents: db.prepare<[], Row & { started_at_ms: number }>(`SELECT ${INTENT_COLS} FROM export_publish_intents ORDER BY started_at_ms, key`),
+      intents: db.prepare<[], Row & { started_at_ms: number }>(
+        `SELECT ${INTENT_COLS} FROM export_publish_intents ORDER BY started_at_ms, key`,
+      ),
     };
     this.upsertTx = db.transaction((p: Params) => {
       this.q.dropKey.run(p);
@@ -103,7 +149,9 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
   }
 
   async get(feed: FeedId, date: string, hour?: number | null): Promise<Snapshot | undefined> {
-    const r = await this.gate.run(() => (hour === undefined || hour === null ? this.q.get.get(feed, 'daily', date, -1) : this.q.get.get(feed, 'hourly', date, hour)));
+    const r = await this.gate.run(() =>
+      hour === undefined || hour === null ? this.q.get.get(feed, 'daily', date, -1) : this.q.get.get(feed, 'hourly', date, hour),
+    );
     return r && toSnapshot(r);
   }
 

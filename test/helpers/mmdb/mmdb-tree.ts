@@ -26,7 +26,8 @@ export class TreeWriter {
     private readonly ranges: DatasetRanges,
     private readonly offsets: Uint32Array,
   ) {
-    if (ranges.v4.starts[0] !== 0 || ranges.v6.starts.subarray(0, 4).some((w) => w !== 0)) throw new RangeError('dataset segments must start at address 0');
+    if (ranges.v4.starts[0] !== 0 || ranges.v6.starts.subarray(0, 4).some((w) => w !== 0))
+      throw new RangeError('dataset segments must start at address 0');
   }
 
   count(): number {

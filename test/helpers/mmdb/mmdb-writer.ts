@@ -1,7 +1,13 @@
 import { closeSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Reader, Response } from 'mmdb-lib';
-import { EMPTY_LOCATION, UNKNOWN_NETWORK, type LocationRecord, type NetworkRecord, type NetworkType } from '../../../src/modules/lookup/ip-dataset.ts';
+import {
+  EMPTY_LOCATION,
+  UNKNOWN_NETWORK,
+  type LocationRecord,
+  type NetworkRecord,
+  type NetworkType,
+} from '../../../src/modules/lookup/ip-dataset.ts';
 import type { DatasetRanges } from '../../../src/modules/dataset/dataset-reader.ts';
 import { MMDB_TYPE, MmdbDataWriter } from './mmdb-data.ts';
 import { NO_DATA, TreeWriter } from './mmdb-tree.ts';
@@ -22,8 +28,20 @@ export function fromMmdbRecord(r: MmdbRecord | null): { network: NetworkRecord; 
   const n = r?.network;
   const l = r?.location;
   return {
-    network: n ? { asn: n.asn, isp: n.isp, type: n.type as NetworkType, org: null, domain: null, abuse_email: null, abuse_phone: null } : UNKNOWN_NETWORK,
-    location: l ? { country: l.country, state: l.state, city: l.city, timezone: l.timezone, latitude: l.latitude ?? null, longitude: l.longitude ?? null, geo_hash: l.geo_hash } : EMPTY_LOCATION,
+    network: n
+      ? { asn: n.asn, isp: n.isp, type: n.type as NetworkType, org: null, domain: null, abuse_email: null, abuse_phone: null }
+      : UNKNOWN_NETWORK,
+    location: l
+      ? {
+          country: l.country,
+          state: l.state,
+          city: l.city,
+          timezone: l.timezone,
+          latitude: l.latitude ?? null,
+          longitude: l.longitude ?? null,
+          geo_hash: l.geo_hash,
+        }
+      : EMPTY_LOCATION,
   };
 }
 
@@ -144,7 +162,8 @@ export function buildMmdb(ranges: DatasetRanges, options: MmdbOptions): MmdbImag
   const largest = nodeCount + 16 + data.length;
   const least = options.recordSize ?? 24;
   const recordSize = ([24, 28, 32] as const).find((bits) => bits >= least && largest < 2 ** bits);
-  if (recordSize === undefined) throw new RangeError(`MMDB too large: ${nodeCount} nodes and ${data.length} data bytes do not fit 32-bit records`);
+  if (recordSize === undefined)
+    throw new RangeError(`MMDB too large: ${nodeCount} nodes and ${data.length} data bytes do not fit 32-bit records`);
   const treeBytes = tree.write(nodeCount, recordSize);
   const parts = [treeBytes, Buffer.alloc(16), data, encodeMetadata(options, nodeCount, recordSize)];
   return { parts, nodeCount, recordSize, bytes: parts.reduce((n, b) => n + b.length, 0) };

@@ -12,7 +12,8 @@ async function setup(t: TestContext) {
   return { app, client };
 }
 
-const http = (app: Awaited<ReturnType<typeof setup>>['app'], url: string, key?: string) => app.http.inject({ url, headers: key ? { 'x-api-key': key } : {} });
+const http = (app: Awaited<ReturnType<typeof setup>>['app'], url: string, key?: string) =>
+  app.http.inject({ url, headers: key ? { 'x-api-key': key } : {} });
 
 describe('gRPC authentication, errors and limits', () => {
   it('should refuse a missing, malformed, unknown or revoked key with UNAUTHENTICATED', async (t) => {

@@ -37,7 +37,8 @@ async function setup(t: TestContext, env: Record<string, string>) {
   return { app, port, logs, open };
 }
 
-const metric = async (app: Awaited<ReturnType<typeof setup>>['app'], name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec((await app.http.inject({ url: '/metrics' })).body)?.[1]);
+const metric = async (app: Awaited<ReturnType<typeof setup>>['app'], name: string) =>
+  Number(new RegExp(`^${name} (\\S+)$`, 'm').exec((await app.http.inject({ url: '/metrics' })).body)?.[1]);
 
 describe('the gRPC connection limit', () => {
   it('should close connections beyond UMBRA_GRPC_MAX_CONNECTIONS, count and log them, and serve again once one frees', async (t) => {
@@ -47,7 +48,10 @@ describe('the gRPC connection limit', () => {
     const extra = await open();
     await new Promise((r) => setTimeout(r, 100));
     assert.ok(extra.closedAt() !== undefined, 'the fourth connection is closed');
-    assert.equal(held.some((h) => h.closedAt() !== undefined), false);
+    assert.equal(
+      held.some((h) => h.closedAt() !== undefined),
+      false,
+    );
     const client = grpcClient(port);
     const refused = await client.unary('GetAccountInfo', {}, key);
     client.close();

@@ -36,11 +36,14 @@ function findPython(): string | undefined {
 }
 
 const python = findPython();
-const missing = 'needs python3 with python3-grpcio and python3-protobuf (apt-get install python3-grpcio python3-protobuf; .ci/run installs them)';
+const missing =
+  'needs python3 with python3-grpcio and python3-protobuf (apt-get install python3-grpcio python3-protobuf; .ci/run installs them)';
 
 describe('an external client (Python grpcio, reflection only)', () => {
   // In CI a missing interpreter or package fails the run; on a workstation the test says why it skipped.
-  it('should list example.v1.ExampleService over reflection v1 and v1alpha and call it dynamically', { skip: !python && process.env.CI !== 'true' ? missing : false }, async (t) => {
+  it('should list example.v1.ExampleService over reflection v1 and v1alpha and call it dynamically', {
+    skip: !python && process.env.CI !== 'true' ? missing : false,
+  }, async (t) => {
     assert.ok(python, missing);
     const app = await buildTestApp(t);
     const port = await app.grpc.listen('127.0.0.1', 0);
@@ -48,14 +51,30 @@ describe('an external client (Python grpcio, reflection only)', () => {
     // An address with list, overlay and feed evidence, for the explained call.
     const explainIp = '185.220.101.1';
     const s = Math.floor(app.clock.now() / 1000);
-    await app.stores.lists.put({ kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', imported_at: s - 60, format: 'tor-bulk-exit-list', cidrs: [`${explainIp}/32`] });
-    await app.stores.overlays.add({ org_id: orgId, cidr: '185.220.101.0/24', category: 'BOTNET', provider: null, action: 'deny', created_at: s - 30 });
+    await app.stores.lists.put({
+      kind: 'TOR_NODE',
+      provider: 'TOR',
+      version: '0123456789abcdef',
+      imported_at: s - 60,
+      format: 'tor-bulk-exit-list',
+      cidrs: [`${explainIp}/32`],
+    });
+    await app.stores.overlays.add({
+      org_id: orgId,
+      cidr: '185.220.101.0/24',
+      category: 'BOTNET',
+      provider: null,
+      action: 'deny',
+      created_at: s - 30,
+    });
     await app.refreshLists();
     const http0 = sampleRecords(app.clock.now()).honeypot_http;
     const ingested = await app.services.ingest.ingest(FEEDS.honeypot_http, [[{ n: 1, value: { ...http0, source_ip: explainIp } }]]);
     assert.equal(ingested.accepted, 1);
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(python, [SCRIPT, `127.0.0.1:${port}`, key, explainIp], { timeout: 30_000 }, (err, out, errText) => (err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(out))),
+      execFile(python, [SCRIPT, `127.0.0.1:${port}`, key, explainIp], { timeout: 30_000 }, (err, out, errText) =>
+        err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(out),
+      ),
     );
     const got = JSON.parse(stdout);
     for (const v of ['grpc.reflection.v1', 'grpc.reflection.v1alpha']) {
@@ -72,14 +91,24 @@ describe('an external client (Python grpcio, reflection only)', () => {
     // The explained lookup too, in protojson's terms: Timestamps as RFC 3339, uint64 counts as strings.
     const explained = await app.http.inject({ url: `/api/v4/lookup/ip/${explainIp}?explain=true`, headers: { 'x-api-key': key } });
     const evidence = explained.json().evidence;
-    assert.deepEqual(evidence.categories.map((c: { sources: Array<{ source: string }> }) => c.sources[0]!.source).sort(), ['list', 'overlay'], JSON.stringify(evidence));
+    assert.deepEqual(
+      evidence.categories.map((c: { sources: Array<{ source: string }> }) => c.sources[0]!.source).sort(),
+      ['list', 'overlay'],
+      JSON.stringify(evidence),
+    );
     assert.equal(evidence.behavior.length > 0 && evidence.risk.behavior.from !== null, true);
     assert.deepEqual(got.LookupIPExplained.json.evidence, asProtojson(dropNulls(evidence)));
-    assert.equal(got.GetAccountInfo.json.email, (await app.http.inject({ url: '/api/v4/account/me', headers: { 'x-api-key': key } })).json().email);
+    assert.equal(
+      got.GetAccountInfo.json.email,
+      (await app.http.inject({ url: '/api/v4/account/me', headers: { 'x-api-key': key } })).json().email,
+    );
     // int64 renders as a string under protojson.
     assert.equal(typeof got.GetAccountInfo.json.lookup_quota.credits, 'string');
     assert.deepEqual(got.LookupIPs.json.invalid, ['bogus']);
-    assert.deepEqual(got.LookupIPs.json.results.map((r: { ip: string }) => r.ip), ['8.8.8.8', '1.1.1.1']);
+    assert.deepEqual(
+      got.LookupIPs.json.results.map((r: { ip: string }) => r.ip),
+      ['8.8.8.8', '1.1.1.1'],
+    );
     assert.equal(got.unauthenticated.code, 'UNAUTHENTICATED');
   });
 });

@@ -38,19 +38,27 @@ function casesFor(op: Operation): Case[] {
     http: { method: op.method, url: `/api/v4${url}`, body },
     grpc,
   });
-  const denials = (url: string, grpc: Case['grpc'], body?: unknown) => [c('without key', 'none', url, grpc, body), c('without scope', 'noScope', url, grpc, body)];
+  const denials = (url: string, grpc: Case['grpc'], body?: unknown) => [
+    c('without key', 'none', url, grpc, body),
+    c('without scope', 'noScope', url, grpc, body),
+  ];
   switch (op) {
     case OPERATIONS.accountMe: {
       const g = { method: 'GetAccountInfo', request: {} };
       return [c('ok', 'key', '/account/me', g), ...denials('/account/me', g)];
     }
     case OPERATIONS.lookupIp: {
-      const g = (ip: string, explain?: boolean) => ({ method: 'LookupIP', request: explain === undefined ? { ip_address: ip } : { ip_address: ip, explain } });
+      const g = (ip: string, explain?: boolean) => ({
+        method: 'LookupIP',
+        request: explain === undefined ? { ip_address: ip } : { ip_address: ip, explain },
+      });
       return [
         ...['8.8.8.8', '2001:4860:4860::8888', '::ffff:8.8.4.4', '10.1.2.3'].map((ip) => c(ip, 'key', `/lookup/ip/${ip}`, g(ip))),
         // The exports fixture's records give these addresses intelligence: a proxy and JA4T sighting,
         // an exploit attempt with a scanner's User-Agent, an anonymizer range.
-        ...['109.176.45.49', '203.0.113.7', '185.220.101.9', '8.8.8.8'].map((ip) => c(`${ip} explained`, 'key', `/lookup/ip/${ip}?explain=true`, g(ip, true))),
+        ...['109.176.45.49', '203.0.113.7', '185.220.101.9', '8.8.8.8'].map((ip) =>
+          c(`${ip} explained`, 'key', `/lookup/ip/${ip}?explain=true`, g(ip, true)),
+        ),
         c('explain=false', 'key', '/lookup/ip/203.0.113.7?explain=false', g('203.0.113.7', false)),
         c('invalid', 'key', '/lookup/ip/not-an-ip', g('not-an-ip')),
         c('no credits', 'broke', '/lookup/ip/8.8.8.8', g('8.8.8.8')),
@@ -63,13 +71,18 @@ function casesFor(op: Operation): Case[] {
       return [
         c('batch with duplicates and invalid entries', 'key', '/lookup/ips', g(batch), { ips: batch }),
         c('nothing valid', 'key', '/lookup/ips', g(['nope']), { ips: ['nope'] }),
-        c('too many', 'key', '/lookup/ips', g(Array.from({ length: 1001 }, (_, i) => `10.0.${i >> 8}.${i & 255}`)), { ips: Array.from({ length: 1001 }, (_, i) => `10.0.${i >> 8}.${i & 255}`) }),
+        c('too many', 'key', '/lookup/ips', g(Array.from({ length: 1001 }, (_, i) => `10.0.${i >> 8}.${i & 255}`)), {
+          ips: Array.from({ length: 1001 }, (_, i) => `10.0.${i >> 8}.${i & 255}`),
+        }),
         c('no credits', 'broke', '/lookup/ips', g(['8.8.8.8']), { ips: ['8.8.8.8'] }),
         ...denials('/lookup/ips', g(['8.8.8.8']), { ips: ['8.8.8.8'] }),
       ];
     }
     case OPERATIONS.lookupDomain: {
-      const g = (domain: string, limit?: number) => ({ method: 'LookupDomain', request: limit === undefined ? { domain } : { domain, limit } });
+      const g = (domain: string, limit?: number) => ({
+        method: 'LookupDomain',
+        request: limit === undefined ? { domain } : { domain, limit },
+      });
       return [
         c('with events', 'key', '/lookup/domain/acme-logistics.com', g('acme-logistics.com')),
         c('with limit', 'key', '/lookup/domain/acme-logistics.com?limit=1', g('acme-logistics.com', 1)),
@@ -85,7 +98,10 @@ function casesFor(op: Operation): Case[] {
   const S = `/feeds/${feed.segment}`;
   const ex = FEED_EXPORT_OPERATIONS[feed.id];
   const list = (q: string, r: object) => ({ method: 'ListExportSnapshots', request: { feed: feed.id, ...r }, q });
-  const snap = (method: string, date: string, hour?: number) => ({ method, request: hour === undefined ? { feed: feed.id, date } : { feed: feed.id, date, hour } });
+  const snap = (method: string, date: string, hour?: number) => ({
+    method,
+    request: hour === undefined ? { feed: feed.id, date } : { feed: feed.id, date, hour },
+  });
   switch (op) {
     case ex.list:
       return [
@@ -142,7 +158,14 @@ async function setup(t: TestContext) {
 async function exportsFixture(t: TestContext, app: TestApp): Promise<void> {
   const writer = await ParquetWriter.create({ threads: 1 });
   t.after(() => writer.close());
-  const jobs = { feedLog: app.stores.feedLog, store: app.stores.objects, catalog: app.stores.snapshots, writer, clock: app.clock, workDir: join(app.config.dataDir, 'work') };
+  const jobs = {
+    feedLog: app.stores.feedLog,
+    store: app.stores.objects,
+    catalog: app.stores.snapshots,
+    writer,
+    clock: app.clock,
+    workDir: join(app.config.dataDir, 'work'),
+  };
   for (const feed of FEED_LIST) {
     for (const at of [Date.UTC(2026, 10, 20, 5), TODAY + 10 * H, TODAY + 11 * H]) {
       const s = await app.services.ingest.ingest(feed, [[{ n: 1, value: sampleRecords(at + 60_000)[feed.id] }]]);
@@ -163,8 +186,22 @@ async function richAddress(app: TestApp, orgId: string): Promise<string> {
   const ip = '185.220.101.1';
   const now = app.clock.now();
   const s = Math.floor(now / 1000);
-  await app.stores.lists.put({ kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', imported_at: s - 60, format: 'tor-bulk-exit-list', cidrs: [`${ip}/32`] });
-  await app.stores.overlays.add({ org_id: orgId, cidr: '185.220.101.0/24', category: 'BOTNET', provider: null, action: 'deny', created_at: s - 30 });
+  await app.stores.lists.put({
+    kind: 'TOR_NODE',
+    provider: 'TOR',
+    version: '0123456789abcdef',
+    imported_at: s - 60,
+    format: 'tor-bulk-exit-list',
+    cidrs: [`${ip}/32`],
+  });
+  await app.stores.overlays.add({
+    org_id: orgId,
+    cidr: '185.220.101.0/24',
+    category: 'BOTNET',
+    provider: null,
+    action: 'deny',
+    created_at: s - 30,
+  });
   await app.refreshLists();
   const ingest = async (feed: FeedDef, ...values: Record<string, unknown>[]) => {
     const summary = await app.services.ingest.ingest(feed, [values.map((value, i) => ({ n: i + 1, value }))]);
@@ -172,8 +209,15 @@ async function richAddress(app: TestApp, orgId: string): Promise<string> {
   };
   const samples = sampleRecords(now);
   await ingest(FEEDS.proxies, { ...samples.proxies, ip, timestamp: s - 7200 });
-  const browser = { 'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36' };
-  const exploit = (at: number) => ({ ...samples.honeypot_http, timestamp: at, source_ip: ip, details: { method: 'GET', uri: '/.env', version: 'HTTP/1.1', headers: { host: 'mail.acme-logistics.com', ...browser } } });
+  const browser = {
+    'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+  };
+  const exploit = (at: number) => ({
+    ...samples.honeypot_http,
+    timestamp: at,
+    source_ip: ip,
+    details: { method: 'GET', uri: '/.env', version: 'HTTP/1.1', headers: { host: 'mail.acme-logistics.com', ...browser } },
+  });
   await ingest(FEEDS.honeypot_http, exploit(now - H + 250), exploit(now));
   await ingest(FEEDS.torrents, { ...samples.torrents, peers: [{ ip, port: 51413, source: 'DHT', encrypted: false }] });
   await ingest(FEEDS.ja4t, { ...samples.ja4t, ip, ja4t: '65535_2-4-8-1-3_1460_9' });
@@ -183,17 +227,27 @@ async function richAddress(app: TestApp, orgId: string): Promise<string> {
 /** Compares one case over both transports; returns the HTTP status. */
 async function compare(app: TestApp, client: GrpcTestClient, keys: Record<Who, string | undefined>, k: Case): Promise<number> {
   const key = keys[k.who];
-  const http = await app.http.inject({ method: k.http.method, url: k.http.url, headers: key ? { 'x-api-key': key } : {}, payload: k.http.body as object | undefined });
+  const http = await app.http.inject({
+    method: k.http.method,
+    url: k.http.url,
+    headers: key ? { 'x-api-key': key } : {},
+    payload: k.http.body as object | undefined,
+  });
   const g = await client.unary(k.grpc.method, k.grpc.request, key);
   if (http.statusCode < 400) {
     assert.equal(g.error, undefined, `${k.name}: gRPC failed (${g.error?.code} ${g.error?.details}) where HTTP gave ${http.statusCode}`);
     if (http.statusCode === 307) assert.deepEqual(g.value, { url: http.headers.location }, k.name);
     else assert.deepEqual(dropNulls(grpcToJson(g.value, k.unit)), dropNulls(http.json()), k.name);
-    for (const h of ['ratelimit-limit', 'x-credits-remaining'] as const) assert.equal(g.trailers[h] !== undefined, http.headers[h] !== undefined, `${k.name}: ${h}`);
+    for (const h of ['ratelimit-limit', 'x-credits-remaining'] as const)
+      assert.equal(g.trailers[h] !== undefined, http.headers[h] !== undefined, `${k.name}: ${h}`);
     return http.statusCode;
   }
   assert.ok(g.error, `${k.name}: gRPC succeeded where HTTP gave ${http.statusCode}`);
-  assert.equal(httpStatusOf(g.error.code), http.statusCode === 402 ? 402 : http.statusCode, `${k.name}: gRPC ${g.error.code} for HTTP ${http.statusCode}`);
+  assert.equal(
+    httpStatusOf(g.error.code),
+    http.statusCode === 402 ? 402 : http.statusCode,
+    `${k.name}: gRPC ${g.error.code} for HTTP ${http.statusCode}`,
+  );
   const problem = http.json();
   assert.equal(g.error.details, problem.detail, k.name);
   assert.equal(g.trailers['retry-after'], http.headers['retry-after'], `${k.name}: retry-after`);
@@ -229,7 +283,10 @@ describe('HTTP and gRPC parity', () => {
       const statuses = new Set<number>();
       for (const k of cases) statuses.add(await compare(app, client, keys, k));
       // Each operation was compared on a success as well as on its 401 and 403.
-      assert.ok([200, 307].some((c) => statuses.has(c)), `${op.id}: no case succeeded (${[...statuses]})`);
+      assert.ok(
+        [200, 307].some((c) => statuses.has(c)),
+        `${op.id}: no case succeeded (${[...statuses]})`,
+      );
       assert.ok(statuses.has(401) && statuses.has(403), op.id);
       walked++;
     }
@@ -248,9 +305,13 @@ describe('HTTP and gRPC parity', () => {
 
     // The comparison above is only as strong as the evidence is rich: every kind of source is there.
     const evidence = http.json().evidence;
-    const kinds = (group: Array<{ sources: Array<{ source: string }> }>) => [...new Set(group.flatMap((x) => x.sources.map((s) => s.source)))].sort();
+    const kinds = (group: Array<{ sources: Array<{ source: string }> }>) =>
+      [...new Set(group.flatMap((x) => x.sources.map((s) => s.source)))].sort();
     assert.deepEqual(kinds(evidence.categories), ['feed', 'list', 'overlay']);
-    assert.deepEqual(evidence.behavior.map((b: { behavior: string }) => b.behavior), ['MALICIOUS_TRAFFIC', 'TORRENTING']);
+    assert.deepEqual(
+      evidence.behavior.map((b: { behavior: string }) => b.behavior),
+      ['MALICIOUS_TRAFFIC', 'TORRENTING'],
+    );
     assert.deepEqual(evidence.devices.map((d: { os: string }) => d.os).sort(), ['ANDROID', 'WINDOWS']);
     assert.ok(evidence.risk.behavior.from && evidence.risk.volume.observations > 1, JSON.stringify(evidence.risk));
     // A feed source spanning an hour keeps both instants (seconds over HTTP, Timestamps over gRPC).
@@ -260,7 +321,8 @@ describe('HTTP and gRPC parity', () => {
     assert.deepEqual([grpcSource.first_seen.seconds, grpcSource.last_seen.seconds], [httpSource.first_seen, httpSource.last_seen]);
 
     // Same price: one credit each, explained or not, over either transport.
-    const credits = (r: { headers?: Record<string, unknown>; trailers?: Record<string, string> }) => Number(r.headers?.['x-credits-remaining'] ?? r.trailers?.['x-credits-remaining']);
+    const credits = (r: { headers?: Record<string, unknown>; trailers?: Record<string, string> }) =>
+      Number(r.headers?.['x-credits-remaining'] ?? r.trailers?.['x-credits-remaining']);
     const plainHttp = await app.http.inject({ url: `/api/v4/lookup/ip/${ip}`, headers: { 'x-api-key': keys.key! } });
     const plainGrpc = await client.unary('LookupIP', { ip_address: ip }, keys.key);
     assert.deepEqual([credits(g), credits(plainHttp), credits(plainGrpc)], [credits(http) - 1, credits(http) - 2, credits(http) - 3]);

@@ -31,7 +31,13 @@ const until = async (cond: () => Promise<boolean> | boolean, ms = 3000) => {
 };
 
 // A parsed ClientHello with nested arrays and objects, to carry the Struct path end to end.
-const HELLO = { sni: 'vpn.northwind-bank.com', cipher_suites: [{ code: 4865, name: 'TLS_AES_128_GCM_SHA256' }], compression_methods: [0], has_grease: true, ja4: 't13d1516h2_8daaf6152771_b186095e22b6' };
+const HELLO = {
+  sni: 'vpn.northwind-bank.com',
+  cipher_suites: [{ code: 4865, name: 'TLS_AES_128_GCM_SHA256' }],
+  compression_methods: [0],
+  has_grease: true,
+  ja4: 't13d1516h2_8daaf6152771_b186095e22b6',
+};
 
 describe('gRPC feed streams', () => {
   it('should stream every feed with the same records as the HTTP stream, instants as Timestamps (ms in nanos)', async (t) => {

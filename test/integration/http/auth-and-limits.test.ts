@@ -69,7 +69,13 @@ describe('GET /api/v4/account/me', () => {
   it('should describe the key owner, team, scopes and quota', async (t) => {
     const app = await buildTestApp(t);
     const org = await app.services.admin.createOrg({ name: 'Acme', credits: 500, resetPeriodSeconds: 3600 });
-    const made = await app.services.admin.createKey({ org: 'acme', email: 'ada@acme.test', firstName: 'Ada', lastName: 'Lovelace', scopes: ['BASIC', 'TORRENTS_FEED'] });
+    const made = await app.services.admin.createKey({
+      org: 'acme',
+      email: 'ada@acme.test',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      scopes: ['BASIC', 'TORRENTS_FEED'],
+    });
     app.clock.advance(600_000);
     const res = await get(app, '/api/v4/account/me', made.secret);
     assert.equal(res.statusCode, 200);
@@ -153,7 +159,12 @@ describe('rate limits', () => {
     const a2 = await app.key(a.orgId);
     const b = await app.team({ credits: 1e6 });
     for (let i = 0; i < 199; i++) assert.equal((await get(app, '/api/v4/lookup/ip/8.8.8.8', i % 2 ? a.key : a2.key)).statusCode, 200);
-    const batch = await app.http.inject({ method: 'POST', url: '/api/v4/lookup/ips', headers: { 'x-api-key': a.key }, payload: { ips: ['8.8.8.8'] } });
+    const batch = await app.http.inject({
+      method: 'POST',
+      url: '/api/v4/lookup/ips',
+      headers: { 'x-api-key': a.key },
+      payload: { ips: ['8.8.8.8'] },
+    });
     assert.equal(batch.statusCode, 200);
     assert.equal(batch.headers['ratelimit-remaining'], '0');
     const limited = await get(app, '/api/v4/lookup/ip/8.8.8.8', a2.key);
@@ -227,7 +238,11 @@ describe('errors, health and documents', () => {
     app.stores.health = async () => ['embedded database: disk I/O error'];
     const sick = await app.http.inject({ url: '/api/v4/health' });
     assert.equal(sick.statusCode, 503);
-    assert.deepEqual(sick.json(), { status: 'unhealthy', problems: ['embedded database: disk I/O error'], exports: { snapshots: 0, last_job_at: null } });
+    assert.deepEqual(sick.json(), {
+      status: 'unhealthy',
+      problems: ['embedded database: disk I/O error'],
+      exports: { snapshots: 0, last_job_at: null },
+    });
   });
 
   it('should publish an OpenAPI 3.1 document and a local reference page without a key', async (t) => {
@@ -237,7 +252,13 @@ describe('errors, health and documents', () => {
     const spec = doc.json();
     assert.equal(spec.openapi, '3.1.0');
     assert.match(spec.info.description, /DB-IP/, 'the data licence asks for attribution');
-    for (const path of ['/api/v4/account/me', '/api/v4/lookup/ip/{ip_address}', '/api/v4/lookup/ips', '/api/v4/lookup/domain/{domain}', '/api/v4/health']) {
+    for (const path of [
+      '/api/v4/account/me',
+      '/api/v4/lookup/ip/{ip_address}',
+      '/api/v4/lookup/ips',
+      '/api/v4/lookup/domain/{domain}',
+      '/api/v4/health',
+    ]) {
       assert.ok(spec.paths[path], path);
     }
     assert.equal(spec.paths['/api/v4/lookup/ips'].post.requestBody.content['application/json'].schema.properties.ips.maxItems, 1000);

@@ -89,8 +89,16 @@ describe('the HTTP connection limit', () => {
     for (let i = 0; i < 3; i++) more.push(await idle());
     await until(() => first[3]!.closed());
     assert.equal(first[0]!.closed(), false, 'the connection that was just used is kept');
-    assert.deepEqual([1, 2, 3].map((i) => first[i]!.closed()), [true, true, true], 'the longest idle ones are closed first');
-    assert.equal(more.some((c) => c.closed()), false, 'the newcomers are served');
+    assert.deepEqual(
+      [1, 2, 3].map((i) => first[i]!.closed()),
+      [true, true, true],
+      'the longest idle ones are closed first',
+    );
+    assert.equal(
+      more.some((c) => c.closed()),
+      false,
+      'the newcomers are served',
+    );
 
     // A flood of idle connections, four times the limit: every one is accepted (older idle ones make room).
     for (let i = 0; i < 200; i++) more.push(await idle());
@@ -146,7 +154,11 @@ describe('the HTTP connection limit', () => {
     const raw = await rawExchange(port, 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n', 3000);
     assert.equal(raw.status, 503);
     assert.ok(raw.closed, 'a refused connection is closed');
-    assert.equal(busy.some((b) => b.closed()), false, 'busy connections are never reclaimed');
+    assert.equal(
+      busy.some((b) => b.closed()),
+      false,
+      'busy connections are never reclaimed',
+    );
     assert.ok((await metric(app, 'umbra_http_connections_refused_total')) >= 2);
     assert.equal(await metric(app, 'umbra_http_connections'), 10);
     // The reclaim wrote the window's line at once; the refusals are counted in the next one, 10 s on

@@ -17,12 +17,23 @@ describe('X-Data-Version and list network types on IP lookups', () => {
     assert.equal(injected.headers['x-data-version'], TINY_VERSION);
     const explained = await app.http.inject({ url: '/api/v4/lookup/ip/8.8.8.8?explain=true', headers: { 'x-api-key': key } });
     assert.equal(explained.headers['x-data-version'], TINY_VERSION);
-    const batch = await app.http.inject({ method: 'POST', url: '/api/v4/lookup/ips', headers: { 'x-api-key': key }, payload: { ips: ['8.8.8.8', '100.1.1.1'] } });
+    const batch = await app.http.inject({
+      method: 'POST',
+      url: '/api/v4/lookup/ips',
+      headers: { 'x-api-key': key },
+      payload: { ips: ['8.8.8.8', '100.1.1.1'] },
+    });
     assert.equal(batch.statusCode, 200);
     assert.equal(batch.headers['x-data-version'], TINY_VERSION);
     // Not on answers that are not IP data: errors, account, domains.
-    assert.equal((await app.http.inject({ url: '/api/v4/lookup/ip/nope', headers: { 'x-api-key': key } })).headers['x-data-version'], undefined);
-    assert.equal((await app.http.inject({ url: '/api/v4/account/me', headers: { 'x-api-key': key } })).headers['x-data-version'], undefined);
+    assert.equal(
+      (await app.http.inject({ url: '/api/v4/lookup/ip/nope', headers: { 'x-api-key': key } })).headers['x-data-version'],
+      undefined,
+    );
+    assert.equal(
+      (await app.http.inject({ url: '/api/v4/account/me', headers: { 'x-api-key': key } })).headers['x-data-version'],
+      undefined,
+    );
 
     // The fast path in front of fastify (a real socket) sends the same header.
     await app.http.listen({ port: 0, host: '127.0.0.1' });
@@ -50,21 +61,48 @@ describe('X-Data-Version and list network types on IP lookups', () => {
     assert.equal((await get('100.64.0.9')).network.type, 'CORPORATE');
 
     const s = Math.floor(app.clock.now() / 1000);
-    await app.stores.lists.put({ kind: 'DATACENTER', provider: 'EXAMPLE_CLOUD', version: '00aa11bb22cc33dd', imported_at: s, format: 'cidr-lines', cidrs: ['100.64.0.0/16', '2001:4860:4860::/48'] });
+    await app.stores.lists.put({
+      kind: 'DATACENTER',
+      provider: 'EXAMPLE_CLOUD',
+      version: '00aa11bb22cc33dd',
+      imported_at: s,
+      format: 'cidr-lines',
+      cidrs: ['100.64.0.0/16', '2001:4860:4860::/48'],
+    });
     await app.refreshLists();
     const cloud = await get('100.64.0.9');
-    assert.deepEqual(cloud.network, { asn: 4294967294, isp: 'Private Use AS', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null });
+    assert.deepEqual(cloud.network, {
+      asn: 4294967294,
+      isp: 'Private Use AS',
+      type: 'DATACENTER',
+      org: null,
+      domain: null,
+      abuse_email: null,
+      abuse_phone: null,
+    });
     assert.equal((await get('100.65.0.9')).network.type, 'CORPORATE', 'outside the listed range');
     const explained = (await app.http.inject({ url: '/api/v4/lookup/ip/100.64.0.9?explain=true', headers: { 'x-api-key': key } })).json();
-    assert.deepEqual([explained.intelligence.categories, explained.intelligence.providers, explained.evidence.categories], [[], [], []], 'a network type is not a category');
+    assert.deepEqual(
+      [explained.intelligence.categories, explained.intelligence.providers, explained.evidence.categories],
+      [[], [], []],
+      'a network type is not a category',
+    );
     assert.equal((await get('2001:4860:4860::8888')).network.type, 'DATACENTER');
     const expected = dataVersion(tinyDataset.info, [{ kind: 'DATACENTER', provider: 'EXAMPLE_CLOUD', version: '00aa11bb22cc33dd' }]).header;
     assert.equal(cloud.version, expected);
     assert.match(expected, /; lists=1:[0-9a-f]{12}$/);
 
     // The batch answers from the same view.
-    const batch = await app.http.inject({ method: 'POST', url: '/api/v4/lookup/ips', headers: { 'x-api-key': key }, payload: { ips: ['100.64.0.9', '100.65.0.9'] } });
-    assert.deepEqual(batch.json().results.map((r: { network: { type: string } }) => r.network.type), ['DATACENTER', 'CORPORATE']);
+    const batch = await app.http.inject({
+      method: 'POST',
+      url: '/api/v4/lookup/ips',
+      headers: { 'x-api-key': key },
+      payload: { ips: ['100.64.0.9', '100.65.0.9'] },
+    });
+    assert.deepEqual(
+      batch.json().results.map((r: { network: { type: string } }) => r.network.type),
+      ['DATACENTER', 'CORPORATE'],
+    );
     assert.equal(batch.headers['x-data-version'], expected);
 
     await app.stores.lists.remove('DATACENTER', 'EXAMPLE_CLOUD');
@@ -77,7 +115,11 @@ describe('X-Data-Version and list network types on IP lookups', () => {
   it('should report the live data to the operator (token only) at /internal/v1/data-status', async (t) => {
     const app = await buildTestApp(t, {}, { UMBRA_OPERATOR_TOKEN: 'operator-secret-token-1' });
     const { key } = await app.team();
-    assert.equal((await app.http.inject({ url: '/internal/v1/data-status', headers: { authorization: `Bearer ${key}` } })).statusCode, 401, 'a customer key is not the operator token');
+    assert.equal(
+      (await app.http.inject({ url: '/internal/v1/data-status', headers: { authorization: `Bearer ${key}` } })).statusCode,
+      401,
+      'a customer key is not the operator token',
+    );
     assert.equal((await app.http.inject({ url: '/internal/v1/data-status' })).headers['content-type'], 'application/problem+json');
     const res = await app.http.inject({ url: '/internal/v1/data-status', headers: { authorization: 'Bearer operator-secret-token-1' } });
     assert.equal(res.statusCode, 200);
@@ -86,7 +128,16 @@ describe('X-Data-Version and list network types on IP lookups', () => {
     assert.deepEqual(body.dataset.sources, { fixture: '1' });
     assert.deepEqual(body.lists, []);
     assert.equal(body.feeds.length, 8);
-    assert.deepEqual(body.intelligence, { addresses: 0, anonymizer_ranges: 0, bytes: body.intelligence.bytes, budget_bytes: 256 * 2 ** 20, evictions: { addresses: 0, ranges: 0 } });
-    assert.ok(body.intelligence.bytes > 0 && body.intelligence.bytes < 1e6, `an empty index holds its first arrays: ${body.intelligence.bytes}`);
+    assert.deepEqual(body.intelligence, {
+      addresses: 0,
+      anonymizer_ranges: 0,
+      bytes: body.intelligence.bytes,
+      budget_bytes: 256 * 2 ** 20,
+      evictions: { addresses: 0, ranges: 0 },
+    });
+    assert.ok(
+      body.intelligence.bytes > 0 && body.intelligence.bytes < 1e6,
+      `an empty index holds its first arrays: ${body.intelligence.bytes}`,
+    );
   });
 });

@@ -55,7 +55,14 @@ async function setup(t: TestContext) {
   const { key } = await app.team();
   const writer = await ParquetWriter.create({ threads: 1 });
   t.after(() => writer.close());
-  const jobs: ExportJobDeps = { feedLog: app.stores.feedLog, store: app.stores.objects, catalog: app.stores.snapshots, writer, clock, workDir: join(app.config.dataDir, 'work') };
+  const jobs: ExportJobDeps = {
+    feedLog: app.stores.feedLog,
+    store: app.stores.objects,
+    catalog: app.stores.snapshots,
+    writer,
+    clock,
+    workDir: join(app.config.dataDir, 'work'),
+  };
   const api = (path: string) => app.http.inject({ url: `/api/v4/feeds/anonymizers${path}`, headers: { 'x-api-key': key } });
   /** The presigned URL a download of snapshot `id` redirects to. */
   const urlOf = async (id: string) => {
@@ -65,7 +72,15 @@ async function setup(t: TestContext) {
   };
   const records = async (hourMs: number, n: number, from = 0) => {
     const base = sampleRecords(NOW).anonymizers;
-    const items = Array.from({ length: n }, (_, i) => ({ n: i + 1, value: { ...base, range_start: `10.0.${from + i}.0`, range_end: `10.0.${from + i}.255`, timestamp: Math.floor((hourMs + i * 1000) / 1000) } }));
+    const items = Array.from({ length: n }, (_, i) => ({
+      n: i + 1,
+      value: {
+        ...base,
+        range_start: `10.0.${from + i}.0`,
+        range_end: `10.0.${from + i}.255`,
+        timestamp: Math.floor((hourMs + i * 1000) / 1000),
+      },
+    }));
     assert.equal((await app.services.ingest.ingest(FEEDS.anonymizers, [items])).accepted, n);
   };
   return { app, jobs, api, urlOf, records, arm: (k: string, bytes: Buffer) => void (armed = { key: k, bytes }) };

@@ -31,13 +31,21 @@ describe('answers at the connection edge', () => {
     for (const fn of cleanups) await fn();
   });
   before(async () => {
-    app = await buildTestApp({ after: (fn: () => Promise<void>) => cleanups.push(fn) } as never, {}, { UMBRA_HTTP_HEADERS_TIMEOUT_MS: '400', UMBRA_HTTP_REQUEST_TIMEOUT_MS: '2000' });
+    app = await buildTestApp(
+      { after: (fn: () => Promise<void>) => cleanups.push(fn) } as never,
+      {},
+      { UMBRA_HTTP_HEADERS_TIMEOUT_MS: '400', UMBRA_HTTP_REQUEST_TIMEOUT_MS: '2000' },
+    );
     await app.http.listen({ port: 0, host: '127.0.0.1' });
     port = (app.http.server.address() as { port: number }).port;
   });
 
   it('should answer a malformed request line with a 400 problem', async () => {
-    assertProblem(await rawExchange(port, 'G@T /health HTTP/1.1\r\nHost: x\r\n\r\n'), 400, /not valid HTTP\/1\.1: unknown or malformed method/);
+    assertProblem(
+      await rawExchange(port, 'G@T /health HTTP/1.1\r\nHost: x\r\n\r\n'),
+      400,
+      /not valid HTTP\/1\.1: unknown or malformed method/,
+    );
     assertProblem(await rawExchange(port, 'GET /he alth HTTP/1.1\r\nHost: x\r\n\r\n'), 400, /not valid HTTP\/1\.1/);
     assertProblem(await rawExchange(port, 'GET /health HTTP/7.3\r\nHost: x\r\n\r\n'), 400, /not valid HTTP\/1\.1/);
   });
@@ -63,7 +71,9 @@ describe('answers at the connection edge', () => {
 
   it('should answer a malformed chunked body with a 400 problem', async () => {
     const { key } = await app.team();
-    const head = `POST /api/v4/lookup/ips HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const head =
+      `POST /api/v4/lookup/ips HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\nContent-Type: ` +
+      `application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
     assertProblem(await rawExchange(port, [head, 'ZZ\r\n{"ips":[]}\r\n0\r\n\r\n']), 400, /malformed chunked body/);
   });
 

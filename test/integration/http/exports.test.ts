@@ -23,15 +23,26 @@ async function setup(t: TestContext, scopes?: Scope[]) {
   const { key } = await app.team({ scopes });
   const writer = await ParquetWriter.create({ threads: 1 });
   t.after(() => writer.close());
-  const jobs: ExportJobDeps = { feedLog: app.stores.feedLog, store: app.stores.objects, catalog: app.stores.snapshots, writer, clock: app.clock, workDir: join(app.config.dataDir, 'work') };
-  const get = (path: string, k: string | undefined = key) => app.http.inject({ url: `/api/v4/feeds/anonymizers${path}`, headers: k ? { 'x-api-key': k } : {} });
+  const jobs: ExportJobDeps = {
+    feedLog: app.stores.feedLog,
+    store: app.stores.objects,
+    catalog: app.stores.snapshots,
+    writer,
+    clock: app.clock,
+    workDir: join(app.config.dataDir, 'work'),
+  };
+  const get = (path: string, k: string | undefined = key) =>
+    app.http.inject({ url: `/api/v4/feeds/anonymizers${path}`, headers: k ? { 'x-api-key': k } : {} });
   return { app, key, jobs, get };
 }
 
 /** Ingests n anonymizer records stamped inside the hour starting at hourMs. */
 async function records(app: TestApp, hourMs: number, n: number): Promise<void> {
   const base = sampleRecords(NOW).anonymizers;
-  const items = Array.from({ length: n }, (_, i) => ({ n: i + 1, value: { ...base, range_start: `10.0.${i}.0`, range_end: `10.0.${i}.255`, timestamp: Math.floor((hourMs + i * 1000) / 1000) } }));
+  const items = Array.from({ length: n }, (_, i) => ({
+    n: i + 1,
+    value: { ...base, range_start: `10.0.${i}.0`, range_end: `10.0.${i}.255`, timestamp: Math.floor((hourMs + i * 1000) / 1000) },
+  }));
   const s = await app.services.ingest.ingest(FEEDS.anonymizers, [items]);
   assert.equal(s.accepted, n, JSON.stringify(s.errors));
 }
@@ -48,10 +59,23 @@ describe('feed exports over HTTP', () => {
     }
     const all = (await get('/export')).json();
     assert.equal(all.stream, 'anonymizers');
-    assert.deepEqual(all.feeds.map((i: { id: string }) => i.id), ['2026-11-22/3', '2026-11-22/2', '2026-11-22/1', '2026-11-22/0', '2026-11-20']);
+    assert.deepEqual(
+      all.feeds.map((i: { id: string }) => i.id),
+      ['2026-11-22/3', '2026-11-22/2', '2026-11-22/1', '2026-11-22/0', '2026-11-20'],
+    );
     assert.equal(all.next_cursor, undefined, 'absent, not null, on the last page');
     const first = all.feeds[0];
-    assert.deepEqual(Object.keys(first).sort(), ['checksum', 'created_at', 'date', 'download_path', 'hour', 'id', 'kind', 'row_count', 'size_bytes']);
+    assert.deepEqual(Object.keys(first).sort(), [
+      'checksum',
+      'created_at',
+      'date',
+      'download_path',
+      'hour',
+      'id',
+      'kind',
+      'row_count',
+      'size_bytes',
+    ]);
     assert.equal(first.kind, 'hourly');
     assert.equal(first.row_count, 4);
     assert.equal(first.download_path, '/api/v4/feeds/anonymizers/export/2026-11-22/3');
@@ -66,7 +90,10 @@ describe('feed exports over HTTP', () => {
       seen.push(...page.feeds.map((i: { id: string }) => i.id));
       cursor = page.next_cursor;
     } while (cursor);
-    assert.deepEqual(seen, all.feeds.map((i: { id: string }) => i.id));
+    assert.deepEqual(
+      seen,
+      all.feeds.map((i: { id: string }) => i.id),
+    );
     assert.equal((await get('/export?limit=100000')).json().feeds.length, 5, 'larger limits are clamped, not refused');
     assert.equal((await app.http.inject({ url: '/health' })).json().exports.snapshots, 5, 'health counts the snapshots');
     assert.match((await app.http.inject({ url: '/metrics' })).body, /umbra_export_snapshots\{feed="anonymizers",kind="hourly"\} 4/);
@@ -80,7 +107,10 @@ describe('feed exports over HTTP', () => {
     const cur = (await get('/export?limit=1')).json().next_cursor as string;
     const tampered = `${cur.slice(0, 5)}${cur[5] === 'A' ? 'B' : 'A'}${cur.slice(6)}`;
     for (const c of ['nonsense', tampered]) assert.equal((await get(`/export?cursor=${encodeURIComponent(c)}`)).statusCode, 400);
-    const otherFeed = await app.http.inject({ url: `/api/v4/feeds/proxies/export?cursor=${encodeURIComponent(cur)}`, headers: { 'x-api-key': (await app.team()).key } });
+    const otherFeed = await app.http.inject({
+      url: `/api/v4/feeds/proxies/export?cursor=${encodeURIComponent(cur)}`,
+      headers: { 'x-api-key': (await app.team()).key },
+    });
     assert.equal(otherFeed.statusCode, 400, 'a cursor is bound to its feed');
   });
 
@@ -94,7 +124,18 @@ describe('feed exports over HTTP', () => {
     const location = res.headers.location as string;
     assert.ok(location);
     const meta = (await get('/export/2026-11-21/meta')).json();
-    assert.deepEqual(Object.keys(meta).sort(), ['checksum', 'created_at', 'date', 'format', 'id', 'kind', 'rows', 'schema', 'size', 'stream']);
+    assert.deepEqual(Object.keys(meta).sort(), [
+      'checksum',
+      'created_at',
+      'date',
+      'format',
+      'id',
+      'kind',
+      'rows',
+      'schema',
+      'size',
+      'stream',
+    ]);
     assert.equal(meta.date, Date.UTC(2026, 10, 21) / 1000);
     assert.equal(meta.kind, 'daily');
     const file = await app.http.inject({ url: location });
@@ -104,8 +145,14 @@ describe('feed exports over HTTP', () => {
     const parquet = await readParquet(new Uint8Array(file.rawPayload));
     assert.equal(parquet.numRows, meta.rows);
     assert.equal(meta.rows, 5);
-    assert.deepEqual(parquet.fields.map((f) => f.name), meta.schema.fields.map((f: { name: string }) => f.name));
-    assert.deepEqual(parquet.fields.map((f) => f.type), meta.schema.fields.map((f: { type: string }) => f.type));
+    assert.deepEqual(
+      parquet.fields.map((f) => f.name),
+      meta.schema.fields.map((f: { name: string }) => f.name),
+    );
+    assert.deepEqual(
+      parquet.fields.map((f) => f.type),
+      meta.schema.fields.map((f: { type: string }) => f.type),
+    );
 
     const sig = /sig=([^&]+)/.exec(location)![1]!;
     const forged = location.replace(sig, sig.slice(0, -2) + (sig.endsWith('AA') ? 'BB' : 'AA'));
@@ -152,7 +199,15 @@ describe('feed exports over HTTP', () => {
     assert.match(rolled.json().detail, /\/api\/v4\/feeds\/anonymizers\/export\/2026-11-21\b/);
     assert.equal((await get('/export/2026-11-21')).statusCode, 307);
 
-    for (const [path, field] of [['/export/2026-11-22/24', 'hour'], ['/export/2026-11-22/-1', 'hour'], ['/export/2026-11-22/007', 'hour'], ['/export/22-11-2026', 'date'], ['/export/2026-02-30', 'date'], ['/export/2026-13-01/meta', 'date'], ['/export/yesterday/3', 'date']] as const) {
+    for (const [path, field] of [
+      ['/export/2026-11-22/24', 'hour'],
+      ['/export/2026-11-22/-1', 'hour'],
+      ['/export/2026-11-22/007', 'hour'],
+      ['/export/22-11-2026', 'date'],
+      ['/export/2026-02-30', 'date'],
+      ['/export/2026-13-01/meta', 'date'],
+      ['/export/yesterday/3', 'date'],
+    ] as const) {
       const res = await get(path);
       assert.equal(res.statusCode, 400, path);
       assert.ok(res.json().errors[field], `${path}: ${res.body}`);
@@ -190,10 +245,13 @@ describe('feed exports over HTTP', () => {
     const { key } = await app.team({ scopes: ['ANONYMIZERS_FEED', 'PROXY_FEEDS'] as Scope[] });
     await records(app, Date.UTC(2026, 10, 22) + 3 * H, 1);
     await runHourly(jobs, 'anonymizers', Date.UTC(2026, 10, 22) + 3 * H);
-    let last;
+    let last: Awaited<ReturnType<typeof app.http.inject>> | undefined;
     for (let i = 0; i < 120; i++) {
       // Alternate feeds: the bucket is the team's, shared by all of them.
-      last = await app.http.inject({ url: i % 2 ? '/api/v4/feeds/anonymizers/export/latest' : '/api/v4/feeds/proxies/export/latest', headers: { 'x-api-key': key } });
+      last = await app.http.inject({
+        url: i % 2 ? '/api/v4/feeds/anonymizers/export/latest' : '/api/v4/feeds/proxies/export/latest',
+        headers: { 'x-api-key': key },
+      });
       assert.notEqual(last.statusCode, 429, `request ${i + 1}`);
     }
     assert.equal(last!.headers['ratelimit-limit'], '120');

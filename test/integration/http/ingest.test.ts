@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
-import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
+import type { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
 import { hourOf } from '../../../src/lib/time.ts';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
@@ -53,7 +53,11 @@ describe('POST /internal/v1/ingest/{feed}', () => {
       ],
     );
     const stored = (await logged(app, 'proxies')) as Array<{ ip: string }>;
-    assert.deepEqual(stored.map((r) => r.ip), ['109.176.45.49', '9.9.9.9'], 'stored canonically, in order');
+    assert.deepEqual(
+      stored.map((r) => r.ip),
+      ['109.176.45.49', '9.9.9.9'],
+      'stored canonically, in order',
+    );
     const metrics = (await app.http.inject({ url: '/metrics' })).body;
     assert.match(metrics, /umbra_feed_records_total\{feed="proxies",outcome="accepted"\} 2/);
     assert.match(metrics, /umbra_feed_records_total\{feed="proxies",outcome="rejected"\} 3/);
@@ -67,7 +71,10 @@ describe('POST /internal/v1/ingest/{feed}', () => {
     const res = await post(app, 'proxies', csv, { 'content-type': 'text/csv' });
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().accepted, 1);
-    assert.deepEqual(res.json().errors.map((e: { record: number; field: string }) => [e.record, e.field]), [[3, 'provider']]);
+    assert.deepEqual(
+      res.json().errors.map((e: { record: number; field: string }) => [e.record, e.field]),
+      [[3, 'provider']],
+    );
     const nested = await post(app, 'torrents', 'info_hash\nabc\n', { 'content-type': 'text/csv' });
     assert.equal(nested.statusCode, 415);
     assert.equal(nested.headers['content-type'], PROBLEM);
@@ -90,7 +97,13 @@ describe('POST /internal/v1/ingest/{feed}', () => {
     const app = await buildTestApp(t, {}, { UMBRA_OPERATOR_TOKEN: TOKEN });
     const { key } = await app.team();
     const body = JSON.stringify(sampleRecords(app.clock.now()).proxies);
-    for (const headers of [{ authorization: '' } as Record<string, string>, { authorization: '' }, { authorization: `Bearer ${TOKEN}x` }, { authorization: `Bearer ${key}` }, { authorization: '', 'x-api-key': key }]) {
+    for (const headers of [
+      { authorization: '' } as Record<string, string>,
+      { authorization: '' },
+      { authorization: `Bearer ${TOKEN}x` },
+      { authorization: `Bearer ${key}` },
+      { authorization: '', 'x-api-key': key },
+    ]) {
       const res = await post(app, 'proxies', body, headers);
       assert.equal(res.statusCode, 401, JSON.stringify(headers));
       assert.equal(res.headers['content-type'], PROBLEM);
@@ -115,11 +128,14 @@ describe('POST /internal/v1/ingest/{feed}', () => {
       { subdomain: 'mail.acme-logistics.com', count: 2 },
       { subdomain: 'x7f3k2.acme-logistics.com', count: 1 },
     ]);
-    assert.deepEqual(d.top_ports, [
-      { port: 53, count: 1 },
-      { port: 80, count: 1 },
-      { port: 8080, count: 1 },
-    ].sort((a, b) => b.count - a.count || a.port - b.port));
+    assert.deepEqual(
+      d.top_ports,
+      [
+        { port: 53, count: 1 },
+        { port: 80, count: 1 },
+        { port: 8080, count: 1 },
+      ].sort((a, b) => b.count - a.count || a.port - b.port),
+    );
     assert.equal(d.recent_events[0].source_ip_masked.endsWith('.x'), true);
   });
 
@@ -129,7 +145,9 @@ describe('POST /internal/v1/ingest/{feed}', () => {
     const env = { UMBRA_OPERATOR_TOKEN: TOKEN, UMBRA_DATA_DIR: dataDir };
     const first = await buildTestApp(t, {}, env);
     const r = sampleRecords(first.clock.now());
-    const body = [0, 1, 2].map((k) => JSON.stringify({ ...r.honeypot_http, timestamp: (r.honeypot_http.timestamp as number) - k * 86_400_000 })).join('\n');
+    const body = [0, 1, 2]
+      .map((k) => JSON.stringify({ ...r.honeypot_http, timestamp: (r.honeypot_http.timestamp as number) - k * 86_400_000 }))
+      .join('\n');
     assert.equal((await post(first, 'honeypot_http', body)).json().accepted, 3);
     await first.close();
 
@@ -137,6 +155,9 @@ describe('POST /internal/v1/ingest/{feed}', () => {
     const { key } = await second.team();
     const d = (await second.http.inject({ url: '/api/v4/lookup/domain/acme-logistics.com', headers: { 'x-api-key': key } })).json().data;
     assert.deepEqual(d.stats, { events_24h: 1, total_events_30d: 3 });
-    assert.deepEqual(d.time_series.slice(-3).map((x: { events: number }) => x.events), [1, 1, 1]);
+    assert.deepEqual(
+      d.time_series.slice(-3).map((x: { events: number }) => x.events),
+      [1, 1, 1],
+    );
   });
 });

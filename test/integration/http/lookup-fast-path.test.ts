@@ -66,14 +66,24 @@ async function side(t: TestContext, fastPath: boolean): Promise<Side> {
 }
 
 function send(s: Side, method: string, path: string, role: Role, headers: Record<string, string> = {}): Promise<Answer> {
-  const key = role === 'none' ? undefined : role === 'malformed' ? 'not-a-key' : role === 'unknown' ? '00000000-0000-4000-8000-000000000000' : s.keys[role];
+  const key =
+    role === 'none'
+      ? undefined
+      : role === 'malformed'
+        ? 'not-a-key'
+        : role === 'unknown'
+          ? '00000000-0000-4000-8000-000000000000'
+          : s.keys[role];
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: s.port, method, path, agent: s.agent, headers: { ...headers, ...(key ? { 'x-api-key': key } : {}) } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port: s.port, method, path, agent: s.agent, headers: { ...headers, ...(key ? { 'x-api-key': key } : {}) } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -118,7 +128,14 @@ const ROWS: Row[] = [
   { name: 'zero credits', path: `${IP}/8.8.8.8`, role: 'broke', status: 402, fast: true },
   { name: 'tiny bucket, first', path: `${IP}/8.8.8.8`, role: 'tight', status: 200, fast: true },
   { name: 'tiny bucket, second', path: `${IP}/8.8.8.8`, role: 'tight', status: 429, fast: true },
-  { name: 'malformed request id', path: `${IP}/8.8.4.4`, role: 'good', headers: { 'x-request-id': 'has spaces in it' }, status: 200, fast: true },
+  {
+    name: 'malformed request id',
+    path: `${IP}/8.8.4.4`,
+    role: 'good',
+    headers: { 'x-request-id': 'has spaces in it' },
+    status: 200,
+    fast: true,
+  },
   { name: 'trailing slash', path: `${IP}/8.8.8.8/`, role: 'good', status: 404, fast: false },
   { name: 'double slash inside', path: `${IP}//8.8.8.8`, role: 'good', status: 404, fast: false },
   { name: 'double slash in front', path: `/${IP}/8.8.8.8`, role: 'good', status: 404, fast: false },
@@ -178,7 +195,10 @@ describe('GET /api/v4/lookup/ip fast path', () => {
     assert.equal(ok.headers['content-type'], 'application/json; charset=utf-8');
     assert.equal(ok.headers['content-length'], String(Buffer.byteLength(ok.body)));
     assert.equal(ok.headers['x-credits-remaining'], '999');
-    assert.deepEqual([ok.headers['ratelimit-limit'], ok.headers['ratelimit-remaining'], ok.headers['ratelimit-reset']], ['200', '199', '1']);
+    assert.deepEqual(
+      [ok.headers['ratelimit-limit'], ok.headers['ratelimit-remaining'], ok.headers['ratelimit-reset']],
+      ['200', '199', '1'],
+    );
     assert.equal(JSON.parse(ok.body).ip, '8.8.8.8');
     assert.equal(ok.headers.connection, 'keep-alive');
 
@@ -227,10 +247,17 @@ describe('GET /api/v4/lookup/ip fast path', () => {
       assert.equal(balance?.balance, 1000 - 3, 'three successful lookups charged one credit each; failures are free');
     }
     const scrape = async (s: Side) => (await send(s, 'GET', '/metrics', 'none')).body;
-    const lookupLines = (text: string) => text.split('\n').filter((l) => l.includes('operation="lookup.ip"') && !l.includes('_sum') && !l.includes('_bucket'));
+    const lookupLines = (text: string) =>
+      text.split('\n').filter((l) => l.includes('operation="lookup.ip"') && !l.includes('_sum') && !l.includes('_bucket'));
     const fastLines = lookupLines(await scrape(fast));
     assert.deepEqual(fastLines, lookupLines(await scrape(slow)));
-    const value = (name: string) => Number(fastLines.find((l) => l.startsWith(name))?.split(' ').pop());
+    const value = (name: string) =>
+      Number(
+        fastLines
+          .find((l) => l.startsWith(name))
+          ?.split(' ')
+          .pop(),
+      );
     assert.equal(value('umbra_http_requests_total{operation="lookup.ip",status="200"}'), 4);
     assert.equal(value('umbra_http_requests_total{operation="lookup.ip",status="400"}'), 1);
     assert.equal(value('umbra_http_requests_total{operation="lookup.ip",status="401"}'), 1);
@@ -245,7 +272,11 @@ describe('GET /api/v4/lookup/ip fast path', () => {
       s.logLines
         .map((l) => JSON.parse(l))
         .filter((e) => e.msg === 'request' && e.operation === 'lookup.ip')
-        .map(({ reqId, time, ms, ...rest }) => (assert.equal(typeof ms, 'number'), assert.match(reqId, UUID_LIKE), rest));
+        .map(({ reqId, time, ms, ...rest }) => {
+          assert.equal(typeof ms, 'number');
+          assert.match(reqId, UUID_LIKE);
+          return rest;
+        });
     assert.equal(lines(fast).length, sequence.length);
     assert.deepEqual(lines(fast), lines(slow));
     for (const key of Object.values(fast.keys)) assert.ok(!fast.logLines.join('\n').includes(key.slice(0, 18)), 'no key is logged');

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildTestApp } from '../../helpers/build-test-app.ts';
+import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 
 const PROBLEM = 'application/problem+json';
 
@@ -14,7 +14,15 @@ describe('GET /api/v4/lookup/ip/{ip}', () => {
     assert.deepEqual(res.json(), {
       ip: '8.8.8.8',
       network: { asn: 15169, isp: 'Google LLC', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null },
-      location: { country: 'US', state: 'California', city: 'Mountain View', timezone: 'America/Los_Angeles', latitude: 37.4056, longitude: -122.0775, geo_hash: '9q9hrh5' },
+      location: {
+        country: 'US',
+        state: 'California',
+        city: 'Mountain View',
+        timezone: 'America/Los_Angeles',
+        latitude: 37.4056,
+        longitude: -122.0775,
+        geo_hash: '9q9hrh5',
+      },
       intelligence: { risk_score: 0, behavior: [], categories: [], devices: [], providers: [] },
     });
   });
@@ -31,7 +39,7 @@ describe('GET /api/v4/lookup/ip/{ip}', () => {
     assert.equal(mapped.json().location.city, 'Mountain View');
   });
 
-  it('should answer the router\'s own refusals (bad percent-encoding, overlong segment) as problem+json with a request id, charging nothing', async (t) => {
+  it("should answer the router's own refusals (bad percent-encoding, overlong segment) as problem+json with a request id, charging nothing", async (t) => {
     const app = await buildTestApp(t);
     const { key } = await app.team({ credits: 5 });
     const bad = await app.http.inject({ url: '/api/v4/lookup/ip/%E0%A4%A', headers: { 'x-api-key': key, 'x-request-id': 'req-bad-url' } });
@@ -63,7 +71,15 @@ describe('GET /api/v4/lookup/ip/{ip}', () => {
     const res = await app.http.inject({ url: '/api/v4/lookup/ip/10.0.0.1', headers: { 'x-api-key': key } });
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().network.asn, 0);
-    assert.deepEqual(res.json().location, { country: '', state: '', city: '', timezone: '', latitude: null, longitude: null, geo_hash: '' });
+    assert.deepEqual(res.json().location, {
+      country: '',
+      state: '',
+      city: '',
+      timezone: '',
+      latitude: null,
+      longitude: null,
+      geo_hash: '',
+    });
   });
 
   it('should give a 400 validation problem for a bad address and charge nothing', async (t) => {
@@ -86,7 +102,7 @@ describe('GET /api/v4/lookup/ip/{ip}', () => {
 });
 
 describe('POST /api/v4/lookup/ips', () => {
-  const post = (app: { http: { inject: Function } }, key: string, payload: unknown, headers: Record<string, string> = {}) =>
+  const post = (app: TestApp, key: string, payload: unknown, headers: Record<string, string> = {}) =>
     (app.http.inject as (o: object) => Promise<{ statusCode: number; headers: Record<string, string>; json(): any; body: string }>)({
       method: 'POST',
       url: '/api/v4/lookup/ips',
@@ -97,10 +113,15 @@ describe('POST /api/v4/lookup/ips', () => {
   it('should dedupe on the canonical address, keep first-appearance order, list invalid inputs and bill ceil(n × 0.9)', async (t) => {
     const app = await buildTestApp(t);
     const { key } = await app.team({ credits: 100 });
-    const res = await post(app, key, { ips: ['8.8.8.8', 'bogus', '2001:4860:4860::8888', '::ffff:8.8.8.8', '2001:4860:4860:0::8888', '10.0.0.1', 'bogus', '1.2.3.999'] });
+    const res = await post(app, key, {
+      ips: ['8.8.8.8', 'bogus', '2001:4860:4860::8888', '::ffff:8.8.8.8', '2001:4860:4860:0::8888', '10.0.0.1', 'bogus', '1.2.3.999'],
+    });
     assert.equal(res.statusCode, 200);
     const body = res.json();
-    assert.deepEqual(body.results.map((r: { ip: string }) => r.ip), ['8.8.8.8', '2001:4860:4860::8888', '10.0.0.1']);
+    assert.deepEqual(
+      body.results.map((r: { ip: string }) => r.ip),
+      ['8.8.8.8', '2001:4860:4860::8888', '10.0.0.1'],
+    );
     assert.deepEqual(body.invalid, ['bogus', '1.2.3.999']);
     assert.equal(res.headers['x-credits-remaining'], '97'); // ceil(3 × 0.9) = 3
   });

@@ -14,7 +14,11 @@ import { rawExchange } from '../../helpers/raw-http.ts';
 const H = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12);
 
-function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; bytes: number }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; bytes: number }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, headers }, (res) => {
       let bytes = 0;
@@ -40,11 +44,25 @@ describe('secrets in logs', () => {
     const { key } = await app.team();
     const base = sampleRecords(NOW).anonymizers;
     const day = Date.UTC(2026, 10, 21);
-    const items = [1, 2, 3].map((n) => ({ n, value: { ...base, range_start: `10.0.${n}.0`, range_end: `10.0.${n}.255`, timestamp: Math.floor((day + 7 * H + n * 1000) / 1000) } }));
+    const items = [1, 2, 3].map((n) => ({
+      n,
+      value: { ...base, range_start: `10.0.${n}.0`, range_end: `10.0.${n}.255`, timestamp: Math.floor((day + 7 * H + n * 1000) / 1000) },
+    }));
     assert.equal((await app.services.ingest.ingest(FEEDS.anonymizers, [items])).accepted, 3);
     const writer = await ParquetWriter.create({ threads: 1 });
     t.after(() => writer.close());
-    await runRollup({ feedLog: app.stores.feedLog, store: app.stores.objects, catalog: app.stores.snapshots, writer, clock: app.clock, workDir: join(app.config.dataDir, 'work') }, 'anonymizers', '2026-11-21');
+    await runRollup(
+      {
+        feedLog: app.stores.feedLog,
+        store: app.stores.objects,
+        catalog: app.stores.snapshots,
+        writer,
+        clock: app.clock,
+        workDir: join(app.config.dataDir, 'work'),
+      },
+      'anonymizers',
+      '2026-11-21',
+    );
     await app.http.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.http.server.address() as { port: number }).port;
 
@@ -77,8 +95,15 @@ describe('secrets in logs', () => {
     const download = access.find((e) => e.status === 200 && e.url.startsWith('/downloads?'));
     assert.ok(download, 'the download has its access line');
     // The path and the harmless members stay readable; the signature-like ones are redacted.
-    assert.match(download.url, /^\/downloads\?object=anonymizers%2F2026%2F11%2F21%2Fanonymizers\.parquet&sha256=[0-9a-f]{64}&expires=\d+&kid=[^&]+&sig=\[redacted\]$/, 'which file was downloaded stays readable');
+    assert.match(
+      download.url,
+      /^\/downloads\?object=anonymizers%2F2026%2F11%2F21%2Fanonymizers\.parquet&sha256=[0-9a-f]{64}&expires=\d+&kid=[^&]+&sig=\[redacted\]$/,
+      'which file was downloaded stays readable',
+    );
     const amzLine = access.find((e) => e.url.includes('X-Amz-Signature'));
-    assert.equal(amzLine?.url, '/downloads?X-Amz-Credential=[redacted]&X-Amz-Security-Token=[redacted]&X-Amz-Signature=[redacted]&signature=[redacted]&api_key=[redacted]');
+    assert.equal(
+      amzLine?.url,
+      '/downloads?X-Amz-Credential=[redacted]&X-Amz-Security-Token=[redacted]&X-Amz-Signature=[redacted]&signature=[redacted]&api_key=[redacted]',
+    );
   });
 });

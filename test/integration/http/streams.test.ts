@@ -39,7 +39,10 @@ describe('GET /api/v4/feeds/{S}/stream', () => {
       const summary = await ingest(app, feed.id, records);
       assert.equal(summary.accepted, 3, JSON.stringify(summary.errors));
       const got = (await s.records(3)) as Array<{ timestamp: number }>;
-      assert.deepEqual(got.map((r) => r.timestamp), records.map((r) => r.timestamp));
+      assert.deepEqual(
+        got.map((r) => r.timestamp),
+        records.map((r) => r.timestamp),
+      );
       // Unit per feed: ms for the honeypot feeds, s otherwise (now is 2026: 13 vs 10 digits).
       assert.equal(String(got[0]!.timestamp).length, feed.unit === 'ms' ? 13 : 10, feed.id);
       s.close();
@@ -140,13 +143,20 @@ describe('GET /api/v4/feeds/{S}/stream', () => {
     const padding = 'x'.repeat(16_000);
     let total = 0;
     while ((await app.stores.slots.count(orgId)) === 2 && total < 10_000) {
-      const batch = Array.from({ length: 100 }, (_, k) => ({ record: { timestamp: total + k }, line: JSON.stringify({ n: total + k, padding }) }));
+      const batch = Array.from({ length: 100 }, (_, k) => ({
+        record: { timestamp: total + k },
+        line: JSON.stringify({ n: total + k, padding }),
+      }));
       await app.stores.bus.publish('proxies', batch);
       total += 100;
       await sleep(2);
     }
     const got = (await fast.records(total, 20_000)) as Array<{ n: number }>;
-    assert.deepEqual(got.map((r) => r.n), [...Array(total).keys()], 'the reading consumer got everything, in order');
+    assert.deepEqual(
+      got.map((r) => r.n),
+      [...Array(total).keys()],
+      'the reading consumer got everything, in order',
+    );
     assert.equal(await app.stores.slots.count(orgId), 1, 'the slow consumer was disconnected');
     slow.res.resume();
     assert.equal(await slow.ended, 'aborted', 'its response was cut, not ended cleanly');

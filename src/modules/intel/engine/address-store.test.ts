@@ -59,7 +59,10 @@ describe(AddressStore.name, () => {
   it('should count login attempts and distinct crawl paths per window, and open a new window once it has passed', () => {
     const s = store();
     const e = s.entry(ip('198.51.100.20'), S0);
-    assert.deepEqual([1, 2, 3].map((i) => s.login(e, S0 + i, DAY)), [1, 2, 3]);
+    assert.deepEqual(
+      [1, 2, 3].map((i) => s.login(e, S0 + i, DAY)),
+      [1, 2, 3],
+    );
     assert.equal(s.login(e, S0 + DAY + 1, DAY), 1, 'a day later a new window opens');
     // Distinct paths up to the cap, repeats ignored wherever they are held (inline or in extension slots).
     let n = 0;
@@ -156,7 +159,10 @@ describe(AddressStore.name, () => {
     const e = s.entry(ip('198.51.100.1'), S0);
     s.bump(e, PROVIDER, 'IPROYAL|MOBILE_PROXY', 'proxies', S0);
     s.settle(S0);
-    assert.deepEqual(s.observations(s.find(ip('198.51.100.1'))).map((o) => o.key), ['IPROYAL|MOBILE_PROXY']);
+    assert.deepEqual(
+      s.observations(s.find(ip('198.51.100.1'))).map((o) => o.key),
+      ['IPROYAL|MOBILE_PROXY'],
+    );
     assert.ok(s.evictions - before <= 256, `${s.evictions - before} evicted for one address`);
     // Strong evidence carrying feed-chosen text (a User-Agent version per address), far more than the
     // strings' share: those addresses make room for each other; the others stay.

@@ -61,7 +61,7 @@ export class AddressStore {
 
   constructor(private readonly options: AddressStoreOptions) {
     if (options.feeds.length > 16) throw new Error('at most 16 feeds');
-    options.feeds.forEach((f, i) => this.feedIndex.set(f, i));
+    for (const [i, f] of options.feeds.entries()) this.feedIndex.set(f, i);
     this.stringLimit = Math.floor(options.budgetBytes * STRING_SHARE);
     const seed = options.seed ?? (Math.random() * 2 ** 32) >>> 0;
     this.arena = new AddressArena(options.budgetBytes - MARGIN - this.stringLimit, seed);
@@ -189,7 +189,10 @@ export class AddressStore {
     return s;
   }
 
-  /** CREDENTIAL_STUFFING window: counts a login attempt at t; a window opens at the first attempt and lasts windowS. Returns the attempts in it. */
+  /**
+   * CREDENTIAL_STUFFING window: counts a login attempt at t; a window opens at the first attempt and lasts windowS. Returns the attempts in
+   * it.
+   */
   login(e: number, t: number, windowS: number): number {
     const s = this.window(e, LOGIN);
     const slots = this.arena.slots;

@@ -3,7 +3,10 @@ import { parseIp } from '../../../lib/ip-address.ts';
 import type { RangeRef } from './intel-compose.ts';
 import { RangeSets, v6Value, type RangeEntry } from './range-sets.ts';
 
-/** What one range costs on the heap with its key, RangeEntry, RangeRef and table segments (measured: about 600 bytes for IPv4 ranges, 720 for IPv6). */
+/**
+ * What one range costs on the heap with its key, RangeEntry, RangeRef and table segments (measured: about 600 bytes for IPv4 ranges, 720
+ * for IPv6).
+ */
 export const RANGE_BYTES = 720;
 /** New anonymizer ranges reach the range table within this time (lookups see them at once anyway). */
 const REBUILD_DELAY_MS = 1_000;
@@ -49,8 +52,16 @@ export class AnonymizerRanges {
     const b = parseIp(r.range_end as string);
     if (!a || !b || a.version !== b.version) return;
     if (this.refs.size >= this.maxRanges) this.evict();
-    const value: RangeRef = { provider: r.provider as string, type: r.type as string, behavior: false, origin: { source: 'feed', feed: 'anonymizers', first: ts, last: ts, count: 1 } };
-    const entry: RangeEntry<RangeRef> = a.version === 4 ? { version: 4, start: a.v4, end: (b as typeof a).v4, value } : { version: 6, start: v6Value(a.v6), end: v6Value((b as typeof a).v6), value };
+    const value: RangeRef = {
+      provider: r.provider as string,
+      type: r.type as string,
+      behavior: false,
+      origin: { source: 'feed', feed: 'anonymizers', first: ts, last: ts, count: 1 },
+    };
+    const entry: RangeEntry<RangeRef> =
+      a.version === 4
+        ? { version: 4, start: a.v4, end: (b as typeof a).v4, value }
+        : { version: 6, start: v6Value(a.v6), end: v6Value((b as typeof a).v6), value };
     this.refs.set(key, entry);
     this.pending.push(entry);
     // Folded into the table off the lookup path: soon by a timer, or at once (here, on the ingest
@@ -67,7 +78,8 @@ export class AnonymizerRanges {
     let out: RangeRef[] | undefined;
     const v6 = ip.version === 6 ? v6Value(ip.v6) : 0n;
     for (const e of this.pending) {
-      const hit = e.version === 4 ? ip.version === 4 && e.start <= ip.v4 && ip.v4 <= e.end : ip.version === 6 && e.start <= v6 && v6 <= e.end;
+      const hit =
+        e.version === 4 ? ip.version === 4 && e.start <= ip.v4 && ip.v4 <= e.end : ip.version === 6 && e.start <= v6 && v6 <= e.end;
       if (hit) (out ??= [...(inTable ?? [])]).push(e.value);
     }
     return out ?? inTable;

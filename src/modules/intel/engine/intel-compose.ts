@@ -13,7 +13,13 @@ export interface RangeRef {
   origin: { source: 'list'; list: IntelList } | { source: 'feed'; feed: string; first: number; last: number; count: number };
 }
 
-const feedSource = (o: AddressObs): EvidenceSource => ({ source: 'feed', feed: o.feed, first_seen: o.first, last_seen: o.last, count: o.count });
+const feedSource = (o: AddressObs): EvidenceSource => ({
+  source: 'feed',
+  feed: o.feed,
+  first_seen: o.first,
+  last_seen: o.last,
+  count: o.count,
+});
 
 /**
  * Builds one address's intelligence and evidence from what matched: list and anonymizer ranges, the
@@ -65,7 +71,17 @@ export function composeIntelligence(
     let last: number;
     if (o.source === 'list') {
       const l = o.list;
-      src = { source: 'list', kind: l.kind, provider: l.provider, version: l.version, format: l.format, imported_at: l.imported_at, first_seen: l.imported_at, last_seen: l.imported_at, count: 1 };
+      src = {
+        source: 'list',
+        kind: l.kind,
+        provider: l.provider,
+        version: l.version,
+        format: l.format,
+        imported_at: l.imported_at,
+        first_seen: l.imported_at,
+        last_seen: l.imported_at,
+        count: 1,
+      };
       last = l.imported_at;
     } else {
       if (o.last < horizon) continue;
@@ -107,10 +123,14 @@ export function composeIntelligence(
     const stillAttributed = [...providers.values()].some((p) => p.type === o.category);
     if (!stillAttributed) categories.delete(o.category);
   }
-  const sig = (m: Map<string, { last: number | undefined; count?: number }>): RiskSignal[] => [...m].map(([value, e]) => ({ value, last_seen: e.last, count: e.count ?? 0 }));
+  const sig = (m: Map<string, { last: number | undefined; count?: number }>): RiskSignal[] =>
+    [...m].map(([value, e]) => ({ value, last_seen: e.last, count: e.count ?? 0 }));
   const risk = riskScore(sig(categories), sig(behaviors), nowS);
   const lastOf = (sources: EvidenceSource[]) => Math.max(...sources.map((s) => ('last_seen' in s ? s.last_seen : s.created_at)));
-  const byName = <T>(key: (x: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+  const byName =
+    <T>(key: (x: T) => string) =>
+    (a: T, b: T) =>
+      key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
   const provList = [...providers.values()].sort((a, b) => b.last - a.last || byName<typeof a>((x) => x.provider + x.type)(a, b));
   const deviceList = devices.sort(byName((x) => x.os));
   const intelligence: Intelligence = {

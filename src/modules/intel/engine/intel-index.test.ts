@@ -16,21 +16,42 @@ const ip = (s: string) => parseIp(s)!;
 function setup() {
   const clock = new ManualClock(T0);
   const index = new IntelIndex(clock);
-  const feed = (id: FeedId, ...records: Record<string, unknown>[]) => index.observe(FEEDS[id], records.map((record) => ({ record: record as never, line: '' })));
+  const feed = (id: FeedId, ...records: Record<string, unknown>[]) =>
+    index.observe(
+      FEEDS[id],
+      records.map((record) => ({ record: record as never, line: '' })),
+    );
   return { clock, index, feed };
 }
 
-const list = (kind: string, provider: string, cidrs: string[], format = 'cidr-lines'): IntelList => ({ kind, provider, version: 'a1b2c3d4e5f60718', imported_at: S0 - 3600, format, cidrs });
+const list = (kind: string, provider: string, cidrs: string[], format = 'cidr-lines'): IntelList => ({
+  kind,
+  provider,
+  version: 'a1b2c3d4e5f60718',
+  imported_at: S0 - 3600,
+  format,
+  cidrs,
+});
 
 const http = (source_ip: string, method: string, uri: string, userAgent: string, tsMs = T0, domain = 'mail.acme-logistics.com') => ({
-  timestamp: tsMs, tunnel_id: 1, domain, port: 80, protocol: 'http', meta: { proxy_ip: '', server: '', pool_id: 1, provider: '' },
+  timestamp: tsMs,
+  tunnel_id: 1,
+  domain,
+  port: 80,
+  protocol: 'http',
+  meta: { proxy_ip: '', server: '', pool_id: 1, provider: '' },
   details: { method, uri, version: 'HTTP/1.1', headers: { Host: domain, 'User-Agent': userAgent } },
-  raw: `${method} ${uri} HTTP/1.1\r\nHost: ${domain}\r\nUser-Agent: ${userAgent}\r\n\r\n`, source_ip,
+  raw: `${method} ${uri} HTTP/1.1\r\nHost: ${domain}\r\nUser-Agent: ${userAgent}\r\n\r\n`,
+  source_ip,
 });
 
 const adb = (source_ip: string, command: string, tsMs = T0) => ({
-  session: '3f9a0c1d2e4b5a69', sequential_id: 1, command: Buffer.from(command).toString('base64'),
-  hash: createHash('sha256').update(command).digest('hex'), timestamp: tsMs, source_ip,
+  session: '3f9a0c1d2e4b5a69',
+  sequential_id: 1,
+  command: Buffer.from(command).toString('base64'),
+  hash: createHash('sha256').update(command).digest('hex'),
+  timestamp: tsMs,
+  source_ip,
 });
 
 describe(IntelIndex.name, () => {
@@ -43,7 +64,15 @@ describe(IntelIndex.name, () => {
 
   it('should give every address inside an anonymizer range its provider and type, with last_seen the latest sighting', () => {
     const { index, feed } = setup();
-    const range = { range_start: '185.159.157.0', range_end: '185.159.157.255', provider: 'NORDVPN', type: 'COMMERCIAL_VPN', timestamp: S0 - 7200, country_code: 'CH', asn: 62371 };
+    const range = {
+      range_start: '185.159.157.0',
+      range_end: '185.159.157.255',
+      provider: 'NORDVPN',
+      type: 'COMMERCIAL_VPN',
+      timestamp: S0 - 7200,
+      country_code: 'CH',
+      asn: 62371,
+    };
     feed('anonymizers', range);
     feed('anonymizers', { ...range, timestamp: S0 - 60 });
     for (const inside of ['185.159.157.0', '185.159.157.77', '185.159.157.255']) {
@@ -58,22 +87,52 @@ describe(IntelIndex.name, () => {
   it('should see new anonymizer ranges at once, before and after they are folded into the table', (t) => {
     const { index, feed } = setup();
     t.after(() => index.close());
-    const range = (i: number) => ({ range_start: `10.${i >> 8}.${i & 255}.0`, range_end: `10.${i >> 8}.${i & 255}.255`, provider: `P${i}`, type: 'FREE_VPN', timestamp: S0, country_code: '', asn: 0 });
+    const range = (i: number) => ({
+      range_start: `10.${i >> 8}.${i & 255}.0`,
+      range_end: `10.${i >> 8}.${i & 255}.255`,
+      provider: `P${i}`,
+      type: 'FREE_VPN',
+      timestamp: S0,
+      country_code: '',
+      asn: 0,
+    });
     feed('anonymizers', range(0), { ...range(0), range_start: '2001:db8::', range_end: '2001:db8::ffff', provider: 'V6' });
     // Still pending (the timer has not fired): found by the scan.
-    assert.deepEqual(index.intelligence(ip('10.0.0.9')).providers.map((p) => p.provider), ['P0']);
-    assert.deepEqual(index.intelligence(ip('2001:db8::abcd')).providers.map((p) => p.provider), ['V6']);
+    assert.deepEqual(
+      index.intelligence(ip('10.0.0.9')).providers.map((p) => p.provider),
+      ['P0'],
+    );
+    assert.deepEqual(
+      index.intelligence(ip('2001:db8::abcd')).providers.map((p) => p.provider),
+      ['V6'],
+    );
     assert.equal(index.intelligence(ip('10.0.1.9')), NO_INTELLIGENCE);
     // Past the pending cap the table is rebuilt on the ingest path; everything stays visible.
     feed('anonymizers', ...Array.from({ length: 300 }, (_, i) => range(i + 1)));
-    for (const i of [0, 1, 150, 300]) assert.deepEqual(index.intelligence(ip(`10.${i >> 8}.${i & 255}.1`)).providers.map((p) => p.provider), [`P${i}`], `range ${i}`);
-    assert.deepEqual(index.intelligence(ip('2001:db8::1')).providers.map((p) => p.provider), ['V6']);
+    for (const i of [0, 1, 150, 300])
+      assert.deepEqual(
+        index.intelligence(ip(`10.${i >> 8}.${i & 255}.1`)).providers.map((p) => p.provider),
+        [`P${i}`],
+        `range ${i}`,
+      );
+    assert.deepEqual(
+      index.intelligence(ip('2001:db8::1')).providers.map((p) => p.provider),
+      ['V6'],
+    );
   });
 
   it('should mark a Tor exit from a list, and keep both matches where it lies inside a VPN range too', () => {
     const { index, feed } = setup();
     index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32', '2a0b:f4c2::/40'], 'tor-bulk-exit-list')]);
-    feed('anonymizers', { range_start: '185.220.101.0', range_end: '185.220.101.63', provider: 'MULLVAD', type: 'COMMERCIAL_VPN', timestamp: S0, country_code: 'DE', asn: 4224 });
+    feed('anonymizers', {
+      range_start: '185.220.101.0',
+      range_end: '185.220.101.63',
+      provider: 'MULLVAD',
+      type: 'COMMERCIAL_VPN',
+      timestamp: S0,
+      country_code: 'DE',
+      asn: 4224,
+    });
     const intel = index.intelligence(ip('185.220.101.1'));
     assert.deepEqual(intel.categories, ['COMMERCIAL_VPN', 'TOR_NODE']);
     assert.deepEqual(intel.providers.map((p) => p.provider).sort(), ['MULLVAD', 'TOR']);
@@ -98,8 +157,21 @@ describe(IntelIndex.name, () => {
 
   it('should mark the peers of a torrents record TORRENTING', () => {
     const { index, feed } = setup();
-    const peers = [{ ip: '73.12.34.56', port: 51413, source: 'DHT', encrypted: true }, { ip: '2001:db8::7', port: 6881, source: 'PEX', encrypted: false }];
-    feed('torrents', { info_hash: 'a'.repeat(40), name: 'x', magnet_uri: 'magnet:?xt=urn:btih:x', total_size: 1, piece_length: 1, file_count: 1, files: [], peers, timestamp: S0 });
+    const peers = [
+      { ip: '73.12.34.56', port: 51413, source: 'DHT', encrypted: true },
+      { ip: '2001:db8::7', port: 6881, source: 'PEX', encrypted: false },
+    ];
+    feed('torrents', {
+      info_hash: 'a'.repeat(40),
+      name: 'x',
+      magnet_uri: 'magnet:?xt=urn:btih:x',
+      total_size: 1,
+      piece_length: 1,
+      file_count: 1,
+      files: [],
+      peers,
+      timestamp: S0,
+    });
     assert.deepEqual(index.intelligence(ip('73.12.34.56')).behavior, ['TORRENTING']);
     assert.deepEqual(index.intelligence(ip('2001:db8::7')).behavior, ['TORRENTING']);
     assert.equal(index.intelligence(ip('73.12.34.56')).risk_score, 12);
@@ -120,8 +192,17 @@ describe(IntelIndex.name, () => {
 
   it('should let a proxy sighting age out after 90 days', () => {
     const { index, feed, clock } = setup();
-    feed('proxies', { ip: '109.176.45.49', provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: S0, country_code: 'US', asn: 16276 });
-    assert.deepEqual(index.intelligence(ip('109.176.45.49')).providers, [{ provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', last_seen: S0 }]);
+    feed('proxies', {
+      ip: '109.176.45.49',
+      provider: 'BRIGHTDATA',
+      type: 'RESIDENTIAL_PROXY',
+      timestamp: S0,
+      country_code: 'US',
+      asn: 16276,
+    });
+    assert.deepEqual(index.intelligence(ip('109.176.45.49')).providers, [
+      { provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', last_seen: S0 },
+    ]);
     clock.advance(89 * DAY_MS);
     const aging = index.intelligence(ip('109.176.45.49'));
     assert.deepEqual(aging.categories, ['RESIDENTIAL_PROXY']);
@@ -136,7 +217,15 @@ describe(IntelIndex.name, () => {
 
   it('should let an anonymizer range age out after 90 days', () => {
     const { index, feed, clock } = setup();
-    feed('anonymizers', { range_start: '10.9.0.0', range_end: '10.9.0.255', provider: 'WINDSCRIBE', type: 'FREE_VPN', timestamp: S0, country_code: '', asn: 0 });
+    feed('anonymizers', {
+      range_start: '10.9.0.0',
+      range_end: '10.9.0.255',
+      provider: 'WINDSCRIBE',
+      type: 'FREE_VPN',
+      timestamp: S0,
+      country_code: '',
+      asn: 0,
+    });
     assert.deepEqual(index.intelligence(ip('10.9.0.5')).categories, ['FREE_VPN']);
     clock.advance(91 * DAY_MS);
     assert.deepEqual(index.intelligence(ip('10.9.0.5')).categories, []);
@@ -180,7 +269,15 @@ describe(IntelIndex.name, () => {
 
   it('should attribute proxies and ja4t sightings, and read the device from a JA4T stack', () => {
     const { index, feed } = setup();
-    feed('ja4t', { ip: '109.176.45.49', ja4t: '65535_2-4-8-1-3_1400_9', provider: 'PROXYJET', type: 'MOBILE_PROXY', timestamp: S0, country_code: 'US', asn: 16276 });
+    feed('ja4t', {
+      ip: '109.176.45.49',
+      ja4t: '65535_2-4-8-1-3_1400_9',
+      provider: 'PROXYJET',
+      type: 'MOBILE_PROXY',
+      timestamp: S0,
+      country_code: 'US',
+      asn: 16276,
+    });
     const intel = index.intelligence(ip('109.176.45.49'));
     assert.deepEqual(intel.providers, [{ provider: 'PROXYJET', type: 'MOBILE_PROXY', last_seen: S0 }]);
     assert.deepEqual(intel.devices, [{ os: 'ANDROID', version: '', last_seen: S0 }]);
@@ -199,7 +296,17 @@ describe(IntelIndex.name, () => {
     feed('honeypot_http', http('185.220.101.1', 'GET', '/.env', 'curl/8.5.0', T0 - 3_600_000));
     feed('honeypot_http', http('185.220.101.1', 'GET', '/.git/config', 'curl/8.5.0', T0));
     const { intelligence, evidence } = index.explain(ip('185.220.101.1'));
-    const listSource = { source: 'list', kind: 'TOR_NODE', provider: 'TOR', version: 'a1b2c3d4e5f60718', format: 'tor-bulk-exit-list', imported_at: S0 - 3600, first_seen: S0 - 3600, last_seen: S0 - 3600, count: 1 };
+    const listSource = {
+      source: 'list',
+      kind: 'TOR_NODE',
+      provider: 'TOR',
+      version: 'a1b2c3d4e5f60718',
+      format: 'tor-bulk-exit-list',
+      imported_at: S0 - 3600,
+      first_seen: S0 - 3600,
+      last_seen: S0 - 3600,
+      count: 1,
+    };
     const httpSource = { source: 'feed', feed: 'honeypot_http', first_seen: S0 - 3600, last_seen: S0, count: 2 };
     assert.deepEqual(evidence.categories, [{ category: 'TOR_NODE', sources: [listSource] }]);
     assert.deepEqual(evidence.providers, [{ provider: 'TOR', type: 'TOR_NODE', sources: [listSource] }]);
@@ -216,7 +323,14 @@ describe(IntelIndex.name, () => {
 });
 
 describe(`${IntelIndex.name} overlays`, () => {
-  const overlay = (id: number, org_id: string, cidr: string, category: string, action: 'allow' | 'deny', provider: string | null = null) => ({ id, org_id, cidr, category, provider, action, created_at: S0 - 10 });
+  const overlay = (
+    id: number,
+    org_id: string,
+    cidr: string,
+    category: string,
+    action: 'allow' | 'deny',
+    provider: string | null = null,
+  ) => ({ id, org_id, cidr, category, provider, action, created_at: S0 - 10 });
 
   it("should apply a team's deny and allow overlays to that team's lookups only", () => {
     const { index } = setup();
@@ -229,24 +343,43 @@ describe(`${IntelIndex.name} overlays`, () => {
     const a = index.intelligence(ip('192.0.2.9'), 'org_a');
     assert.deepEqual([a.categories, a.providers, a.risk_score], [['BOTNET'], [], 80]);
     const b = index.intelligence(ip('192.0.2.9'), 'org_b');
-    assert.deepEqual([b.categories, b.providers], [['DATACENTER_PROXY'], [{ provider: 'ACME_PROXY', type: 'DATACENTER_PROXY', last_seen: S0 - 10 }]]);
+    assert.deepEqual(
+      [b.categories, b.providers],
+      [['DATACENTER_PROXY'], [{ provider: 'ACME_PROXY', type: 'DATACENTER_PROXY', last_seen: S0 - 10 }]],
+    );
     assert.equal(index.intelligence(ip('192.0.2.9'), 'org_c'), NO_INTELLIGENCE);
     assert.equal(index.intelligence(ip('192.0.2.9')), NO_INTELLIGENCE);
     assert.deepEqual(index.intelligence(ip('66.249.66.1'), 'org_a').categories, []);
     assert.deepEqual(index.intelligence(ip('66.249.66.1'), 'org_b').categories, ['SEARCH_ENGINE']);
     const { evidence } = index.explain(ip('192.0.2.9'), 'org_a');
-    assert.deepEqual(evidence.categories, [{ category: 'BOTNET', sources: [{ source: 'overlay', action: 'deny', cidr: '192.0.2.0/24', created_at: S0 - 10 }] }]);
+    assert.deepEqual(evidence.categories, [
+      { category: 'BOTNET', sources: [{ source: 'overlay', action: 'deny', cidr: '192.0.2.0/24', created_at: S0 - 10 }] },
+    ]);
   });
 
   it('should remove only the named provider with an allow that names one', () => {
     const { index, feed } = setup();
     index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32'])]);
-    feed('anonymizers', { range_start: '185.220.101.0', range_end: '185.220.101.255', provider: 'DAN_TOR', type: 'TOR_NODE', timestamp: S0, country_code: 'DE', asn: 1 });
+    feed('anonymizers', {
+      range_start: '185.220.101.0',
+      range_end: '185.220.101.255',
+      provider: 'DAN_TOR',
+      type: 'TOR_NODE',
+      timestamp: S0,
+      country_code: 'DE',
+      asn: 1,
+    });
     index.setOverlays([overlay(1, 'org_a', '185.220.101.1/32', 'TOR_NODE', 'allow', 'TOR')]);
     const a = index.intelligence(ip('185.220.101.1'), 'org_a');
     assert.deepEqual([a.categories, a.providers.map((p) => p.provider)], [['TOR_NODE'], ['DAN_TOR']]);
     index.setOverlays([]);
-    assert.deepEqual(index.intelligence(ip('185.220.101.1'), 'org_a').providers.map((p) => p.provider).sort(), ['DAN_TOR', 'TOR']);
+    assert.deepEqual(
+      index
+        .intelligence(ip('185.220.101.1'), 'org_a')
+        .providers.map((p) => p.provider)
+        .sort(),
+      ['DAN_TOR', 'TOR'],
+    );
   });
 });
 
@@ -260,7 +393,10 @@ describe(`${IntelIndex.name} memory budget`, () => {
     const n = 120_000;
     // Old to new, as the start-up replay reads the log.
     for (let i = 0; i < n; i += 1000) {
-      const records = Array.from({ length: 1000 }, (_, k) => ({ record: { ip: addr(i + k), provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: S0 - n + i + k } as never, line: '' }));
+      const records = Array.from({ length: 1000 }, (_, k) => ({
+        record: { ip: addr(i + k), provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', timestamp: S0 - n + i + k } as never,
+        line: '',
+      }));
       index.observe(FEEDS.proxies, records);
       assert.ok(index.stats().bytes <= budgetBytes, `${index.stats().bytes} bytes after ${i + 1000} addresses`);
     }
@@ -268,11 +404,15 @@ describe(`${IntelIndex.name} memory budget`, () => {
     assert.equal(warned, 1);
     assert.ok(s.addresses < n && s.evictions.addresses === n - s.addresses, JSON.stringify(s));
     assert.equal(s.budget_bytes, budgetBytes);
-    assert.deepEqual(index.intelligence(ip(addr(n - 1))).providers, [{ provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', last_seen: S0 - 1 }]);
+    assert.deepEqual(index.intelligence(ip(addr(n - 1))).providers, [
+      { provider: 'BRIGHTDATA', type: 'RESIDENTIAL_PROXY', last_seen: S0 - 1 },
+    ]);
     assert.equal(index.intelligence(ip(addr(0))), NO_INTELLIGENCE, 'an evicted address answers as if never seen');
     assert.deepEqual(index.explain(ip(addr(0))).evidence.providers, []);
     // Seen again, it is known again.
-    index.observe(FEEDS.proxies, [{ record: { ip: addr(0), provider: 'IPROYAL', type: 'MOBILE_PROXY', timestamp: S0 } as never, line: '' }]);
+    index.observe(FEEDS.proxies, [
+      { record: { ip: addr(0), provider: 'IPROYAL', type: 'MOBILE_PROXY', timestamp: S0 } as never, line: '' },
+    ]);
     assert.deepEqual(index.intelligence(ip(addr(0))).categories, ['MOBILE_PROXY']);
   });
 
@@ -280,7 +420,18 @@ describe(`${IntelIndex.name} memory budget`, () => {
     const clock = new ManualClock(T0);
     const index = new IntelIndex(clock, { budgetBytes: 4 * 2 ** 20 });
     t.after(() => index.close());
-    const range = (i: number, ts: number) => ({ record: { range_start: `10.${i >> 8}.${i & 255}.0`, range_end: `10.${i >> 8}.${i & 255}.255`, provider: 'WINDSCRIBE', type: 'FREE_VPN', timestamp: ts, country_code: '', asn: 0 } as never, line: '' });
+    const range = (i: number, ts: number) => ({
+      record: {
+        range_start: `10.${i >> 8}.${i & 255}.0`,
+        range_end: `10.${i >> 8}.${i & 255}.255`,
+        provider: 'WINDSCRIBE',
+        type: 'FREE_VPN',
+        timestamp: ts,
+        country_code: '',
+        asn: 0,
+      } as never,
+      line: '',
+    });
     for (let i = 0; i < 2_000; i++) {
       index.observe(FEEDS.anonymizers, [range(i, S0 - 2_000 + i)]);
       // Range 0 is announced again all along: it stays.

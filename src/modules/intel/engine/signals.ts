@@ -23,7 +23,8 @@ const EXPLOIT_URI = [
 const EXPLOIT_HEADER = /\$\{jndi:|\(\)\s*\{\s*:;\s*\}/i;
 
 /** Login endpoints: repeated POSTs to them make CREDENTIAL_STUFFING. */
-const LOGIN_URI = /\/(wp-login\.php|xmlrpc\.php|login|signin|sign-in|user\/login|users\/sign_in|auth|api\/auth|api\/login|owa\/auth|formLogin|session|sessions|oauth\/token|j_security_check)([/?.]|$)/i;
+const LOGIN_URI =
+  /\/(wp-login\.php|xmlrpc\.php|login|signin|sign-in|user\/login|users\/sign_in|auth|api\/auth|api\/login|owa\/auth|formLogin|session|sessions|oauth\/token|j_security_check)([/?.]|$)/i;
 
 export interface HttpSignals {
   programmatic: boolean;
@@ -94,7 +95,7 @@ export interface DeviceGuess {
 
 /** OS tokens of a browser or app User-Agent; undefined for tools and bots that name no OS. */
 export function deviceFromUserAgent(ua: string | undefined): DeviceGuess | undefined {
-  if (!ua || !ua.startsWith('Mozilla/') || /bot|crawler|spider|compatible;/i.test(ua)) return undefined;
+  if (!ua?.startsWith('Mozilla/') || /bot|crawler|spider|compatible;/i.test(ua)) return undefined;
   let m: RegExpExecArray | null;
   if (/PlayStation|Xbox|Nintendo/i.test(ua)) return { os: 'GAME_CONSOLE', version: '' };
   if (/SmartTV|SMART-TV|Tizen|Web0S|WebOS|HbbTV|BRAVIA|AFT[A-Z]/i.test(ua)) return { os: 'SMART_TV', version: '' };

@@ -40,7 +40,20 @@ describe('parseCidr', () => {
   });
 
   it('should reject what is not one network', () => {
-    for (const bad of ['', '1.2.3', '1.2.3.4/33', '1.2.3.4/', '1.2.3.4/-1', '1.2.3.4/2 4', '01.2.3.4/8', 'fe80::1%eth0', '2001:db8::/129', 'example.com', '1.2.3.4/8/8', '1.2.3.4-1.2.3.9']) {
+    for (const bad of [
+      '',
+      '1.2.3',
+      '1.2.3.4/33',
+      '1.2.3.4/',
+      '1.2.3.4/-1',
+      '1.2.3.4/2 4',
+      '01.2.3.4/8',
+      'fe80::1%eth0',
+      '2001:db8::/129',
+      'example.com',
+      '1.2.3.4/8/8',
+      '1.2.3.4-1.2.3.9',
+    ]) {
       assert.equal(parseCidr(bad).ok, false, bad);
     }
   });
@@ -48,7 +61,9 @@ describe('parseCidr', () => {
 
 describe('canonicalCidrs', () => {
   it('should sort IPv4 before IPv6 by address then prefix length, and drop exact duplicates', () => {
-    const out = canonicalCidrs(['2001:db8::/32', '10.0.0.0/16', '9.0.0.0/8', '10.0.0.0/8', '10.0.0.0/16', '10.0.0.1'].map(ok)).map((c) => c.text);
+    const out = canonicalCidrs(['2001:db8::/32', '10.0.0.0/16', '9.0.0.0/8', '10.0.0.0/8', '10.0.0.0/16', '10.0.0.1'].map(ok)).map(
+      (c) => c.text,
+    );
     assert.deepEqual(out, ['9.0.0.0/8', '10.0.0.0/8', '10.0.0.0/16', '10.0.0.1/32', '2001:db8::/32']);
   });
 });

@@ -13,7 +13,9 @@ export interface Cidr {
   text: string;
 }
 
-export type CidrParse = { ok: true; cidr: Cidr; /** host bits were set and have been cleared */ normalised: boolean } | { ok: false; reason: string };
+export type CidrParse =
+  | { ok: true; cidr: Cidr /** host bits were set and have been cleared */; normalised: boolean }
+  | { ok: false; reason: string };
 
 const BITS = /^\d{1,3}$/;
 

@@ -70,7 +70,7 @@ function finish(format: ListFormat, entries: Entry[], sections?: ParsedList['sec
   const normalised: LineProblem[] = [];
   const lineOf = (e: Entry) => (typeof e.line === 'number' ? e.line : e.line());
   for (const e of entries) {
-    const entry = typeof e.value === 'string' ? e.value : JSON.stringify(e.value) ?? String(e.value);
+    const entry = typeof e.value === 'string' ? e.value : (JSON.stringify(e.value) ?? String(e.value));
     if (typeof e.value !== 'string') {
       rejected.push({ line: lineOf(e), entry, reason: 'not a string' });
       continue;
@@ -101,7 +101,12 @@ function parseTextList(text: string, options: ParseOptions): ParsedList {
       if (l === '' || l.startsWith('@') || l.startsWith('#') || TOR_KEYWORD.test(l)) return;
       const m = EXIT_ADDRESS.exec(l);
       if (m) entries.push({ value: m[1], line: i + 1 });
-      else rejected.push({ line: i + 1, entry: l.slice(0, 100), reason: 'not an exit-addresses line (ExitNode, Published, LastStatus or ExitAddress ip date)' });
+      else
+        rejected.push({
+          line: i + 1,
+          entry: l.slice(0, 100),
+          reason: 'not an exit-addresses line (ExitNode, Published, LastStatus or ExitAddress ip date)',
+        });
     });
     const out = finish('tor-exit-addresses', entries);
     out.rejected.unshift(...rejected);
@@ -126,7 +131,11 @@ function parseTextList(text: string, options: ParseOptions): ParsedList {
   });
   // RFC 8805 geofeed (Apple's Private Relay egress-ip-ranges.csv): prefix,country,region,city,postal on every line.
   // Elsewhere a comma is no separator: such a line is rejected whole, never cut down to its first address.
-  if (commas > 0 && commas === entries.length) return finish('geofeed-csv', entries.map((e, k) => ({ ...e, value: firstFields[k] })));
+  if (commas > 0 && commas === entries.length)
+    return finish(
+      'geofeed-csv',
+      entries.map((e, k) => ({ ...e, value: firstFields[k] })),
+    );
   const out = finish('cidr-lines', entries);
   // A list of bare addresses (no prefix lengths) is Tor's bulk exit list when it says so or is imported as TOR_NODE.
   const bare = entries.length > 0 && entries.every((e) => typeof e.value === 'string' && !e.value.includes('/'));
@@ -182,23 +191,49 @@ function parseJsonList(text: string, options: ParseOptions): ParsedList {
   const prefixes = doc.prefixes;
   if (Array.isArray(prefixes) && (Array.isArray(doc.ipv6_prefixes) || prefixes.some((p) => isObject(p) && 'ip_prefix' in p))) {
     // AWS ip-ranges.json: prefixes[].ip_prefix and ipv6_prefixes[].ipv6_prefix, each with a service.
-    const rows = [...prefixes.map((p) => ({ p, key: 'ip_prefix' })), ...(Array.isArray(doc.ipv6_prefixes) ? doc.ipv6_prefixes : []).map((p) => ({ p, key: 'ipv6_prefix' }))];
-    const pick = sectionPicker(rows.map(({ p }) => (isObject(p) && typeof p.service === 'string' ? p.service : '')), options, []);
-    return finish('aws-ip-ranges', rows.filter(({ p }) => pick.has(isObject(p) ? p.service : '')).map(({ p, key }) => entry(isObject(p) ? p[key] : p)), pick.report);
+    const rows = [
+      ...prefixes.map((p) => ({ p, key: 'ip_prefix' })),
+      ...(Array.isArray(doc.ipv6_prefixes) ? doc.ipv6_prefixes : []).map((p) => ({ p, key: 'ipv6_prefix' })),
+    ];
+    const pick = sectionPicker(
+      rows.map(({ p }) => (isObject(p) && typeof p.service === 'string' ? p.service : '')),
+      options,
+      [],
+    );
+    return finish(
+      'aws-ip-ranges',
+      rows.filter(({ p }) => pick.has(isObject(p) ? p.service : '')).map(({ p, key }) => entry(isObject(p) ? p[key] : p)),
+      pick.report,
+    );
   }
   if (Array.isArray(prefixes)) {
     // Google's files: googlebot.json and its siblings ({creationTime, prefixes: [{ipv4Prefix|ipv6Prefix}]},
     // also OpenAI's and Bing's), and Google Cloud's cloud.json, whose prefixes carry service and scope.
     const cloud = prefixes.some((p) => isObject(p) && ('service' in p || 'scope' in p));
     const value = (p: Json) => (isObject(p) ? (p.ipv4Prefix ?? p.ipv6Prefix ?? p) : p);
-    if (!cloud) return finish('google-prefixes', prefixes.map((p) => entry(value(p))));
-    const pick = sectionPicker(prefixes.map((p) => (isObject(p) && typeof p.service === 'string' ? p.service : '')), options, []);
-    return finish('gcp-cloud-json', prefixes.filter((p) => pick.has(isObject(p) ? p.service : '')).map((p) => entry(value(p))), pick.report);
+    if (!cloud)
+      return finish(
+        'google-prefixes',
+        prefixes.map((p) => entry(value(p))),
+      );
+    const pick = sectionPicker(
+      prefixes.map((p) => (isObject(p) && typeof p.service === 'string' ? p.service : '')),
+      options,
+      [],
+    );
+    return finish(
+      'gcp-cloud-json',
+      prefixes.filter((p) => pick.has(isObject(p) ? p.service : '')).map((p) => entry(value(p))),
+      pick.report,
+    );
   }
   if (isObject(doc.result) && (isStringArray(doc.result.ipv4_cidrs) || isStringArray(doc.result.ipv6_cidrs))) {
     // Cloudflare's API (api.cloudflare.com/client/v4/ips): {result: {ipv4_cidrs, ipv6_cidrs, etag}, success}.
     const r = doc.result;
-    return finish('cloudflare-api', [...(isStringArray(r.ipv4_cidrs) ? r.ipv4_cidrs : []), ...(isStringArray(r.ipv6_cidrs) ? r.ipv6_cidrs : [])].map(entry));
+    return finish(
+      'cloudflare-api',
+      [...(isStringArray(r.ipv4_cidrs) ? r.ipv4_cidrs : []), ...(isStringArray(r.ipv6_cidrs) ? r.ipv6_cidrs : [])].map(entry),
+    );
   }
   if (Array.isArray(doc.values) && doc.values.some((v) => isObject(v) && isObject(v.properties))) {
     // Azure ServiceTags_Public_*.json: values[] = {name, properties: {addressPrefixes}}.
@@ -206,15 +241,22 @@ function parseJsonList(text: string, options: ParseOptions): ParsedList {
     const name = (v: Record<string, Json>) => (typeof v.name === 'string' ? v.name : '');
     const pick = sectionPicker(tags.map(name), options, []);
     const out: Entry[] = [];
-    for (const v of tags) if (pick.has(name(v)) && isObject(v.properties) && Array.isArray(v.properties.addressPrefixes)) out.push(...v.properties.addressPrefixes.map(entry));
+    for (const v of tags)
+      if (pick.has(name(v)) && isObject(v.properties) && Array.isArray(v.properties.addressPrefixes))
+        out.push(...v.properties.addressPrefixes.map(entry));
     return finish('azure-service-tags', out, pick.report);
   }
   const sections = Object.entries(doc);
   if (sections.some(([, v]) => isObject(v) && ('prefixes_ipv4' in v || 'prefixes_ipv6' in v))) {
-    // Datadog ip-ranges: {version, modified, <service>: {prefixes_ipv4, prefixes_ipv6}}; `synthetics` are its monitors, `webhooks` its senders.
+    // Datadog ip-ranges: {version, modified, <service>: {prefixes_ipv4, prefixes_ipv6}}; `synthetics` are its monitors, `webhooks` its
+    // senders.
     const named = sections.filter(([, v]) => isObject(v) && ('prefixes_ipv4' in v || 'prefixes_ipv6' in v));
     const byKind: Record<string, string[]> = { UPTIME_MONITOR: ['synthetics'], WEBHOOK_PROVIDER: ['webhooks'] };
-    const pick = sectionPicker(named.map(([k]) => k), options, byKind[options.kind ?? ''] ?? []);
+    const pick = sectionPicker(
+      named.map(([k]) => k),
+      options,
+      byKind[options.kind ?? ''] ?? [],
+    );
     const out: Entry[] = [];
     for (const [k, v] of named) {
       if (!pick.has(k) || !isObject(v)) continue;
@@ -223,35 +265,52 @@ function parseJsonList(text: string, options: ParseOptions): ParsedList {
     return finish('datadog-ip-ranges', out, pick.report);
   }
   if (isStringArray(doc.hooks) && ('ssh_key_fingerprints' in doc || 'verifiable_password_authentication' in doc)) {
-    // GitHub's api.github.com/meta: range lists per service (hooks, web, api, actions, ...) among other members; webhook senders by default.
+    // GitHub's api.github.com/meta: range lists per service (hooks, web, api, actions, ...) among other members; webhook senders by
+    // default.
     const named = sections.filter(([, v]) => isStringArray(v) && v.length > 0 && parseCidr(v[0]!).ok);
-    const pick = sectionPicker(named.map(([k]) => k), options, ['hooks']);
+    const pick = sectionPicker(
+      named.map(([k]) => k),
+      options,
+      ['hooks'],
+    );
     const out: Entry[] = [];
     for (const [k, v] of named) if (pick.has(k) && isStringArray(v)) out.push(...v.map(entry));
     return finish('github-meta', out, pick.report);
   }
   if (sections.length > 0 && sections.every(([, v]) => isStringArray(v))) {
     // Stripe's ips_*.json: {"WEBHOOKS": [...]} (or several sections, e.g. webhooks and api); the webhook senders by default.
-    const pick = sectionPicker(sections.map(([k]) => k), options, ['webhooks']);
+    const pick = sectionPicker(
+      sections.map(([k]) => k),
+      options,
+      ['webhooks'],
+    );
     const out: Entry[] = [];
     for (const [k, v] of sections) if (pick.has(k) && isStringArray(v)) out.push(...v.map(entry));
     return finish('stripe-ips', out, pick.report);
   }
-  throw new ListFormatError(`unrecognised JSON layout (top-level members: ${Object.keys(doc).slice(0, 8).join(', ') || 'none'}); see docs/intel-lists.md for the formats umbra reads`);
+  throw new ListFormatError(
+    `unrecognised JSON layout (top-level members: ${Object.keys(doc).slice(0, 8).join(', ') || 'none'}); see docs/intel-lists.md for the ` +
+      `formats umbra reads`,
+  );
 }
 
 /**
  * Which sections of a multi-section file to import: the requested ones (case-insensitive), else the
  * format's defaults that the file has, else all of them. An unknown requested section is an error.
  */
-function sectionPicker(names: unknown[], options: ParseOptions, defaults: string[]): { has(name: unknown): boolean; report: NonNullable<ParsedList['sections']> } {
+function sectionPicker(
+  names: unknown[],
+  options: ParseOptions,
+  defaults: string[],
+): { has(name: unknown): boolean; report: NonNullable<ParsedList['sections']> } {
   const available = [...new Set(names.filter((n): n is string => typeof n === 'string'))].sort();
   const lower = new Map(available.map((n) => [n.toLowerCase(), n]));
   let chosen: string[];
   const asked = options.sections?.map((s) => s.trim()).filter(Boolean) ?? [];
   if (asked.length > 0 && !asked.some((s) => s.toLowerCase() === 'all')) {
     const unknown = asked.filter((s) => !lower.has(s.toLowerCase()));
-    if (unknown.length > 0) throw new ListFormatError(`no section ${unknown.map((s) => `'${s}'`).join(', ')} in this file; it has: ${available.join(', ')}`);
+    if (unknown.length > 0)
+      throw new ListFormatError(`no section ${unknown.map((s) => `'${s}'`).join(', ')} in this file; it has: ${available.join(', ')}`);
     chosen = asked.map((s) => lower.get(s.toLowerCase())!);
   } else if (asked.length === 0 && defaults.some((d) => lower.has(d))) {
     chosen = defaults.filter((d) => lower.has(d)).map((d) => lower.get(d)!);

@@ -27,9 +27,37 @@ describe(ListImporter.name, () => {
     assert.equal(s.version, sha256(bytes).slice(0, 16));
     assert.match(s.version, /^[0-9a-f]{16}$/);
     assert.equal(s.imported_at, Date.UTC(2026, 10, 23, 10, 0, 0) / 1000);
-    assert.deepEqual({ kind: s.kind, provider: s.provider, format: s.format, count: s.count, entries: s.entries, rejected: s.rejected, stored: s.stored, replaced: s.replaced }, { kind: 'SEARCH_ENGINE', provider: 'GOOGLEBOT', format: 'google-prefixes', count: 5, entries: 6, rejected: 0, stored: true, replaced: null });
+    assert.deepEqual(
+      {
+        kind: s.kind,
+        provider: s.provider,
+        format: s.format,
+        count: s.count,
+        entries: s.entries,
+        rejected: s.rejected,
+        stored: s.stored,
+        replaced: s.replaced,
+      },
+      {
+        kind: 'SEARCH_ENGINE',
+        provider: 'GOOGLEBOT',
+        format: 'google-prefixes',
+        count: 5,
+        entries: 6,
+        rejected: 0,
+        stored: true,
+        replaced: null,
+      },
+    );
     const [list] = await store.all();
-    assert.deepEqual(list, { kind: 'SEARCH_ENGINE', provider: 'GOOGLEBOT', version: s.version, imported_at: s.imported_at, format: 'google-prefixes', cidrs: ['66.249.79.64/27', '192.178.4.0/27', '192.178.4.128/27', '2001:4860:4801:10::/64', '2001:4860:4801:11::/64'] });
+    assert.deepEqual(list, {
+      kind: 'SEARCH_ENGINE',
+      provider: 'GOOGLEBOT',
+      version: s.version,
+      imported_at: s.imported_at,
+      format: 'google-prefixes',
+      cidrs: ['66.249.79.64/27', '192.178.4.0/27', '192.178.4.128/27', '2001:4860:4801:10::/64', '2001:4860:4801:11::/64'],
+    });
   });
 
   it('should replace the list of the same kind and provider, and keep other providers', async (t) => {
@@ -51,10 +79,17 @@ describe(ListImporter.name, () => {
 
   it('should keep the good entries of a partly bad file and report the bad ones by line', async (t) => {
     const { store, importer } = setup(t);
-    const s = await importer.import({ kind: 'AI_CRAWLER', provider: 'OPENAI', bytes: Buffer.from('4.151.71.176/28\nnope\n4.151.119.48/28\n1.2.3.4/40\n') });
+    const s = await importer.import({
+      kind: 'AI_CRAWLER',
+      provider: 'OPENAI',
+      bytes: Buffer.from('4.151.71.176/28\nnope\n4.151.119.48/28\n1.2.3.4/40\n'),
+    });
     assert.equal(s.count, 2);
     assert.equal(s.rejected, 2);
-    assert.deepEqual(s.errors.map((e) => e.line), [2, 4]);
+    assert.deepEqual(
+      s.errors.map((e) => e.line),
+      [2, 4],
+    );
     assert.equal((await store.all())[0]!.cidrs.length, 2);
   });
 
@@ -70,7 +105,10 @@ describe(ListImporter.name, () => {
   it('should refuse unknown kinds, bad provider tags, unreadable files and lists without a publisher', async (t) => {
     const { store, importer } = setup(t);
     const bytes = readFileSync(join(FIXTURES, 'bingbot-cidrs.txt'));
-    await assert.rejects(importer.import({ kind: 'CRAWLER', provider: 'BING', bytes }), (e: Error) => e instanceof ListImportError && /unknown list kind 'CRAWLER'; one of FREE_VPN, .*TOR_NODE.*DATACENTER/.test(e.message));
+    await assert.rejects(
+      importer.import({ kind: 'CRAWLER', provider: 'BING', bytes }),
+      (e: Error) => e instanceof ListImportError && /unknown list kind 'CRAWLER'; one of FREE_VPN, .*TOR_NODE.*DATACENTER/.test(e.message),
+    );
     await assert.rejects(importer.import({ kind: 'SEARCH_ENGINE', provider: '../bing', bytes }), /bad provider tag/);
     await assert.rejects(importer.import({ kind: 'SEARCH_ENGINE', bytes }), /cidr-lines file does not name its publisher: give --provider/);
     await assert.rejects(importer.import({ kind: 'DATACENTER', bytes: Buffer.from('{"nope": 1}') }), ListImportError);
@@ -81,7 +119,12 @@ describe(ListImporter.name, () => {
     const { importer } = setup(t);
     const aws = await importer.import({ kind: 'datacenter', bytes: readFileSync(join(FIXTURES, 'aws-ip-ranges.json')) });
     assert.deepEqual([aws.kind, aws.provider, aws.count], ['DATACENTER', 'AWS', 6]);
-    const health = await importer.import({ kind: 'UPTIME_MONITOR', provider: 'AWS_ROUTE53', sections: ['ROUTE53_HEALTHCHECKS'], bytes: readFileSync(join(FIXTURES, 'aws-ip-ranges.json')) });
+    const health = await importer.import({
+      kind: 'UPTIME_MONITOR',
+      provider: 'AWS_ROUTE53',
+      sections: ['ROUTE53_HEALTHCHECKS'],
+      bytes: readFileSync(join(FIXTURES, 'aws-ip-ranges.json')),
+    });
     assert.equal(health.count, 1);
     assert.deepEqual(health.sections?.imported, ['ROUTE53_HEALTHCHECKS']);
   });

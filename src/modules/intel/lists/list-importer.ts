@@ -79,7 +79,10 @@ export class ListImporter {
       throw e;
     }
     provider ??= FORMAT_PROVIDER[parsed.format];
-    if (!provider) throw new ListImportError(`a ${parsed.format} file does not name its publisher: give --provider TAG (e.g. GOOGLEBOT, BINGBOT, OPENAI)`);
+    if (!provider)
+      throw new ListImportError(
+        `a ${parsed.format} file does not name its publisher: give --provider TAG (e.g. GOOGLEBOT, BINGBOT, OPENAI)`,
+      );
     const list: IntelList = {
       kind,
       provider,

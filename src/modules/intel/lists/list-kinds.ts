@@ -2,9 +2,26 @@ import { NETWORK_TYPES } from '../../dataset/network-type.ts';
 
 /** service.md's category values: lists that flag addresses (intelligence.categories and providers[].type). */
 export const CATEGORY_KINDS = [
-  'FREE_VPN', 'COMMERCIAL_VPN', 'ENTERPRISE_VPN', 'MOBILE_PROXY', 'BLOCKCHAIN_PROXY', 'RESIDENTIAL_PROXY', 'PUBLIC_PROXY',
-  'DATACENTER_PROXY', 'TOR_NODE', 'PRIVATE_RELAY', 'BOTNET', 'SEARCH_ENGINE', 'AI_CRAWLER', 'SOCIAL_MEDIA', 'UPTIME_MONITOR',
-  'LINK_PREVIEW', 'SEO_CRAWLER', 'WEB_ARCHIVER', 'WEBHOOK_PROVIDER', 'PAYMENT_PROCESSOR',
+  'FREE_VPN',
+  'COMMERCIAL_VPN',
+  'ENTERPRISE_VPN',
+  'MOBILE_PROXY',
+  'BLOCKCHAIN_PROXY',
+  'RESIDENTIAL_PROXY',
+  'PUBLIC_PROXY',
+  'DATACENTER_PROXY',
+  'TOR_NODE',
+  'PRIVATE_RELAY',
+  'BOTNET',
+  'SEARCH_ENGINE',
+  'AI_CRAWLER',
+  'SOCIAL_MEDIA',
+  'UPTIME_MONITOR',
+  'LINK_PREVIEW',
+  'SEO_CRAWLER',
+  'WEB_ARCHIVER',
+  'WEBHOOK_PROVIDER',
+  'PAYMENT_PROCESSOR',
 ] as const;
 
 /** service.md's network.type values: lists that classify networks (a cloud's ranges as DATACENTER) and override network.type. */

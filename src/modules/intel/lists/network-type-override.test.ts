@@ -8,8 +8,20 @@ import { parseList } from './list-formats.ts';
 import { networkTypeOverride } from './network-type-override.ts';
 
 const FIXTURES = join(import.meta.dirname, '../../../../test/fixtures/lists');
-const list = (kind: string, provider: string, cidrs: string[]): IntelList => ({ kind, provider, cidrs, version: '0', imported_at: 0, format: 'cidr-lines' });
-const fromFixture = (kind: string, provider: string, file: string) => list(kind, provider, parseList(readFileSync(join(FIXTURES, file))).cidrs.map((c) => c.text));
+const list = (kind: string, provider: string, cidrs: string[]): IntelList => ({
+  kind,
+  provider,
+  cidrs,
+  version: '0',
+  imported_at: 0,
+  format: 'cidr-lines',
+});
+const fromFixture = (kind: string, provider: string, file: string) =>
+  list(
+    kind,
+    provider,
+    parseList(readFileSync(join(FIXTURES, file))).cidrs.map((c) => c.text),
+  );
 
 describe(networkTypeOverride.name, () => {
   const table = networkTypeOverride([

@@ -1,6 +1,5 @@
 import type { NetworkTypeOverride } from '../../lookup/lookup-data.ts';
 import type { NetworkType } from '../../lookup/ip-dataset.ts';
-import type { ParsedIp } from '../../../lib/ip-address.ts';
 import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from '../../dataset/range-table.ts';
 import { parseCidr, type Cidr } from './cidr.ts';
 import type { IntelList } from './intel-list.ts';
@@ -58,7 +57,9 @@ export function networkTypeOverride(lists: IntelList[]): NetworkTypeOverride {
   const v6: Item[] = [];
   let ranges = 0;
   // Sorted so that which list wins on an identical range does not depend on storage order.
-  const used = lists.filter((l) => isNetworkKind(l.kind)).sort((a, b) => a.kind.localeCompare(b.kind) || a.provider.localeCompare(b.provider));
+  const used = lists
+    .filter((l) => isNetworkKind(l.kind))
+    .sort((a, b) => a.kind.localeCompare(b.kind) || a.provider.localeCompare(b.provider));
   for (const list of used) {
     const val = values.push(Object.freeze({ type: list.kind as NetworkType, provider: list.provider })) - 1;
     for (const text of list.cidrs) {

@@ -12,7 +12,8 @@ describe('canonicalCidr', () => {
   });
 
   it('should refuse what is not an address or CIDR', () => {
-    for (const bad of ['', 'nope', '192.0.2.0/33', '192.0.2/24', '2001:db8::/129', '../etc/passwd']) assert.equal(canonicalCidr(bad), undefined, bad);
+    for (const bad of ['', 'nope', '192.0.2.0/33', '192.0.2/24', '2001:db8::/129', '../etc/passwd'])
+      assert.equal(canonicalCidr(bad), undefined, bad);
   });
 });
 

@@ -41,10 +41,19 @@ export class OverlayService {
     const cidr = canonicalCidr(input.cidr);
     if (!cidr) throw AppError.field('cidr', `must be an IPv4 or IPv6 address or CIDR, got '${input.cidr}'`);
     const category = normaliseTag(input.category);
-    if (!TAG.test(category)) throw AppError.field('category', `must be a category value such as TOR_NODE or SEARCH_ENGINE, got '${input.category}'`);
+    if (!TAG.test(category))
+      throw AppError.field('category', `must be a category value such as TOR_NODE or SEARCH_ENGINE, got '${input.category}'`);
     const provider = input.provider === undefined ? null : normaliseTag(input.provider);
-    if (provider !== null && !TAG.test(provider)) throw AppError.field('provider', `must be an upper-case provider tag such as TOR, got '${input.provider}'`);
-    return this.store.add({ org_id: await this.orgId(input.org), cidr, category, provider, action: input.action, created_at: Math.floor(this.clock.now() / 1000) });
+    if (provider !== null && !TAG.test(provider))
+      throw AppError.field('provider', `must be an upper-case provider tag such as TOR, got '${input.provider}'`);
+    return this.store.add({
+      org_id: await this.orgId(input.org),
+      cidr,
+      category,
+      provider,
+      action: input.action,
+      created_at: Math.floor(this.clock.now() / 1000),
+    });
   }
 
   async list(org: string): Promise<Overlay[]> {
