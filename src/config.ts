@@ -52,9 +52,9 @@ const ConfigSchema = z.object({
     .default(300_000),
   /** Seconds in-flight requests get to finish after SIGTERM. */
   UMBRA_SHUTDOWN_GRACE_S: z.coerce.number().int().min(0).max(600).default(25),
-  /** An empty keepalive line after this long without output on a stream (service.md: about 15 s). */
+  /** An empty keepalive line after this long without output on a stream (about 15 s in production). */
   UMBRA_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(5).max(300_000).default(15_000),
-  /** Streams are closed cleanly after this long (service.md: 30 minutes). */
+  /** Streams are closed cleanly after this long (30 minutes in production). */
   UMBRA_STREAM_LIFETIME_MS: z.coerce
     .number()
     .int()

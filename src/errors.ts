@@ -39,7 +39,7 @@ export const GRPC = {
 
 interface StatusRow {
   http: number;
-  /** 402 has no gRPC code in service.md; decisions.md settles it as FAILED_PRECONDITION. */
+  /** 402 has no natural gRPC code: the contract settles it as FAILED_PRECONDITION (RESOURCE_EXHAUSTED is rate limits). */
   grpc: number;
   title: string;
 }

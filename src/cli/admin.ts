@@ -162,7 +162,7 @@ export function registerAdmin(program: Command): void {
       );
   }
 
-  const limits = admin.command('limits').description("a team's rate buckets (overrides of service.md's values)");
+  const limits = admin.command('limits').description("a team's rate buckets (overrides of the default rates)");
   limits
     .command('set')
     .requiredOption('--org <org>')

@@ -1,7 +1,7 @@
 import { AppError, dependencyFault } from '../errors.ts';
 import { ConfigError } from '../config.ts';
 
-/** Exit codes of every verb (decisions.md): 0 done, 1 done only partly, 2 usage error or nothing done. */
+/** Exit codes of every verb: 0 done, 1 done only partly, 2 usage error or nothing done. */
 export const EXIT = { OK: 0, PARTIAL: 1, FAILED: 2 } as const;
 
 export class UsageError extends Error {}

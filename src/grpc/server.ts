@@ -20,7 +20,7 @@ export interface GrpcServerDeps {
   guard: OperationGuard;
   metrics: Metrics;
   logger: Logger;
-  /** Stream lifetime (service.md: 30 minutes). */
+  /** Stream lifetime (30 minutes in production). */
   streamLifetimeMs: number;
   /** Aborted when the app closes: open streams end cleanly. */
   closing: AbortSignal;

@@ -114,7 +114,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   protectConnections(app.server, edge, answers, metrics, deps.logger);
   for (const ajv of [bodyAjv, stringAjv]) if (!ajv.getSchema('IpResult')) ajv.addSchema([IpResult, Problem]);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : stringAjv).compile(schema));
-  // JSON only: service.md asks for Content-Type: application/json, so text/plain bodies get a 415.
+  // JSON only: the contract asks for Content-Type: application/json, so text/plain bodies get a 415.
   app.removeContentTypeParser('text/plain');
   app.addSchema(IpResult);
   app.addSchema(Problem);

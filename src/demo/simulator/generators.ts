@@ -6,7 +6,7 @@ import { weighted } from './random.ts';
 import { FEED_IDS, type FeedId, type RecordGenerator, type Rng, type SimulatorDeps } from './types.ts';
 
 /**
- * One record generator per feed. Each returns a record for the timestamp tsMs (ms) in decisions.md's
+ * One record generator per feed. Each returns a record for the timestamp tsMs (ms) in the contract's
  * member names, with the timestamp in its feed's unit. Randomness comes only from deps.rng, plus
  * name-seeded pools (sticky proxies, VPN ranges, swarms, attackers) that are identical in every run.
  * Generators keep state (open ADB sessions), so create one set per simulator.

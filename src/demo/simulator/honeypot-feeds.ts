@@ -5,7 +5,7 @@ import { REQUEST_TEMPLATES, type SourceClass } from './scanner-paths.ts';
 import { payloadHost, sourceAddress } from './sources.ts';
 import type { Rng, SimulatorDeps } from './types.ts';
 
-// Honeypot feeds carry milliseconds, not seconds (decisions.md); Math.floor keeps them integers.
+// Honeypot feeds carry milliseconds, not seconds (the contract); Math.floor keeps them integers.
 const millis = (tsMs: number): number => Math.floor(tsMs);
 
 const hostWeights = zipfWeights(HONEYPOT_HOSTS, 1.0);

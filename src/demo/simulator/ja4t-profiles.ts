@@ -2,7 +2,7 @@ import type { SpaceKind } from './address-space.ts';
 
 /**
  * JA4T strings as sensors report them: window_options_mss_wscale. umbra never computes JA4T (restrictive
- * licence, decisions.md); these are plausible values per OS. The MSS drops below 1460 behind PPPoE (1452),
+ * licence); these are plausible values per OS. The MSS drops below 1460 behind PPPoE (1452),
  * VPN and mobile tunnels (1436, 1400, 1380...), which is what makes proxies stand out.
  */
 const LINUX_SERVER = ['64240_2-4-8-1-3_1460_7', '29200_2-4-8-1-3_1460_7', '64240_2-4-8-1-3_1460_10', '43080_2-4-8-1-3_1436_9'];

@@ -78,7 +78,7 @@ export function createJa4tGenerator(deps: SimulatorDeps) {
     return {
       ip: exit.ip,
       ja4t: ja4tFor(exit.ip, exit.space),
-      // Sensors tag the product line, e.g. PROXYJET_DATACENTER (decisions.md's example).
+      // Sensors tag the product line, e.g. PROXYJET_DATACENTER (as sensors do).
       provider: `${exit.provider}_${JA4T_SUFFIX[exit.type]}`,
       type: exit.type,
       timestamp: seconds(tsMs),

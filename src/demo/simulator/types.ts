@@ -10,7 +10,7 @@ export interface NetworkInfo {
 
 export interface TlsHello {
   raw: Uint8Array;
-  /** decisions.md's ClientHello description, or null when the builder's own parser rejects it. */
+  /** The ClientHello `details` of docs/feeds.md, or null when the builder's own parser rejects it. */
   details: object | null;
 }
 

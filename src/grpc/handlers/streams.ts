@@ -13,7 +13,7 @@ import { apiKeyOf, codeName, type CallContext } from '../unary.ts';
 export interface StreamContext extends CallContext {
   services: Services;
   logger: Logger;
-  /** The stream is ended cleanly (status OK) after this long (service.md: 30 minutes). */
+  /** The stream is ended cleanly (status OK) after this long (30 minutes in production). */
   lifetimeMs: number;
   /** Aborted when the app closes: open streams end cleanly. */
   closing: AbortSignal;

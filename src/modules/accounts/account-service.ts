@@ -26,7 +26,7 @@ export interface AccountInfo {
   lookup_quota: { credits: number; resets_in: number };
 }
 
-// UUID-shaped, as service.md says keys are; anything else is refused before hashing or a store read.
+// UUID-shaped, as the contract says keys are; anything else is refused before hashing or a store read.
 const KEY_SHAPE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 const MISSING: VerifyResult = Object.freeze({ ok: false, reason: 'MISSING' });

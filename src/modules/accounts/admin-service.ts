@@ -112,7 +112,7 @@ export class AdminService {
     let member = await this.store.findMember(org.id, email);
     const created = !member;
     if (!member) {
-      // The first member of an organisation is its OWNER unless told otherwise (decisions.md).
+      // The first member of an organisation is its OWNER unless told otherwise.
       const relation = (input.relation as Relation | undefined) ?? ((await this.store.countMembers(org.id)) === 0 ? 'OWNER' : 'MEMBER');
       member = {
         id: this.crypto.newId('mem'),

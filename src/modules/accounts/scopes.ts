@@ -1,4 +1,4 @@
-/** BASIC plus the 16 feed scopes of decisions.md. Matched exactly (case-sensitive). */
+/** BASIC plus the 16 feed scopes (docs/contract.md). Matched exactly (case-sensitive). */
 export const SCOPES = [
   'BASIC',
   'PROXY_FEEDS',

@@ -37,7 +37,7 @@ export interface BuildProgress {
   total: number;
 }
 
-export const GEOHASH_PRECISION = 7; // about 150 m × 150 m: coarse grouping, as service.md intends
+export const GEOHASH_PRECISION = 7; // about 150 m × 150 m: coarse grouping, as `geo_hash` is meant for
 
 /** The public datasets shipped by the installed npm packages (CC BY 4.0). */
 export function packagedSources(): DatasetSources {

@@ -21,7 +21,7 @@ export class DomainService {
     private readonly clock: Clock,
   ) {}
 
-  /** limit: recent_events cap, 1..1000, default 50, larger clamped (decisions.md). */
+  /** limit: recent_events cap, 1..1000, default 50, larger clamped. */
   async lookup(caller: Caller, input: string, limit: number | undefined): Promise<Billed<DomainResult>> {
     const name = normalizeDomain(input);
     if (!name.ok) throw AppError.field('domain', name.message);

@@ -1,5 +1,5 @@
 import { DAY_MS } from '../../lib/time.ts';
-/** service.md's domain lookup `data` member. */
+/** The domain lookup's `data` member. */
 export interface DomainData {
   domain: string;
   status: 'ok' | 'dormant' | 'unknown';
@@ -10,7 +10,7 @@ export interface DomainData {
   top_ports: Array<{ port: number; count: number }>;
   /** Newest first, capped by the request's limit. */
   recent_events: Array<{ timestamp: number; source_ip_masked: string; target_subdomain: string; port: number }>;
-  // Extras decisions.md welcomes; optional because a source may not keep them. Windows as above.
+  // Extras beyond the contract's members; optional because a source may not keep them. Windows as above.
   /** Distinct source IPs in the 30-day window: exact up to 128 a day, else an estimate (about ±5%). */
   unique_ips?: number;
   /** Unix seconds of the first and last event ever seen, older than the window included. */

@@ -9,9 +9,9 @@ import { parseSnapshotRef, snapshotId } from './snapshot-id.ts';
 
 export const LIST_DEFAULT = 100;
 export const LIST_MAX = 500;
-/** service.md: presigned download URLs are valid 24 hours. */
+/** Presigned download URLs are valid 24 hours. */
 export const URL_TTL_S = 24 * 3600;
-/** The end of the window in which a daily rollup is being assembled (service.md: about 00:00 to 01:30 UTC). */
+/** The end of the window in which a daily rollup is being assembled (about 00:00 to 01:30 UTC). */
 const ASSEMBLY_END_MS = 90 * 60_000;
 
 export interface ExportItem {
@@ -47,11 +47,11 @@ export interface ExportMeta {
   schema: { fields: Array<{ name: string; type: string }> };
 }
 
-/** API path of a feed's export operations, from the host root (decisions.md: download_path). */
+/** API path of a feed's export operations, from the host root (`download_path`). */
 export const exportPath = (feed: FeedDef, id: string): string => `/api/v4/feeds/${feed.segment}/export/${id}`;
 
 /**
- * The five export operations of service.md over the snapshot catalog and the object store, with every
+ * The five export operations of the contract (docs/contract.md#feeds) over the snapshot catalog and the object store, with every
  * rule of its States and Feed operations: `latest`, hourly ids, rolled-up hours (400 naming the daily
  * path), hourly metadata only for today, and 404 + Retry-After while a daily rollup is assembled.
  */
@@ -118,7 +118,7 @@ export class ExportService {
     }
     const date = ref.date === 'latest' ? today : ref.date;
     const id = snapshotId(date, ref.hour);
-    // service.md rule 5 (and decisions.md): hourly metadata only for the current UTC date.
+    // Hourly metadata only for the current UTC date (the contract's rule).
     if (forMeta && date !== today) {
       throw AppError.field(
         'date',

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 
 /**
- * JSON Schemas of the records of each feed (decisions.md "Feed records"). They validate ingestion
+ * JSON Schemas of the records of each feed (docs/feeds.md). They validate ingestion
  * and document the stream lines. Unknown top-level members are refused so a sensor's typo is named,
  * not silently dropped; IP syntax, domain syntax and the adb hash are checked in feed-records.ts.
  */
@@ -39,7 +39,7 @@ const HoneypotHead = {
   port: Port,
   protocol: Text(16),
   meta: Meta,
-  /** Extra member (decisions.md allows additions): the attacker's address, for domain and IP intelligence. */
+  /** Extra member (records may carry more members than the contract lists): the attacker's address, for domain and IP intelligence. */
   source_ip: Type.Optional(Ip),
 };
 
@@ -85,7 +85,7 @@ export const FEED_SCHEMAS = {
   honeypot_dns: Type.Object(
     {
       ...HoneypotHead,
-      // decisions.md lists no protocol for dns records; a sensor may still send one.
+      // The contract lists no protocol for dns records; a sensor may still send one.
       protocol: Type.Optional(Text(16)),
       port: Type.Union([Type.Literal(53), Type.Literal(853), Type.Literal(5353)]),
       qname: Type.String({ minLength: 1, maxLength: 253 }),

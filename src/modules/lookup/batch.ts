@@ -10,7 +10,7 @@ export interface BatchPlan {
   cost: number;
 }
 
-/** service.md: ceil(n × 0.9) credits for n unique valid addresses. Integer math avoids 0.9's float error. */
+/** ceil(n × 0.9) credits for n unique valid addresses. Integer math avoids 0.9's float error. */
 export const batchCost = (n: number): number => Math.ceil((n * 9) / 10);
 
 /** Deduplicates, validates and prices a batch. Pure: billing happens elsewhere, in one ledger call. */

@@ -56,7 +56,7 @@ export type EvidenceSource =
     }
   | { source: 'overlay'; action: 'allow' | 'deny'; cidr: string; created_at: number };
 
-/** `?explain=true`: why the intelligence says what it says (decisions.md: a top-level member of the IP result). */
+/** `?explain=true`: why the intelligence says what it says (a top-level member of the IP result). */
 export interface Evidence {
   categories: Array<{ category: string; sources: EvidenceSource[] }>;
   providers: Array<{ provider: string; type: string; sources: EvidenceSource[] }>;

@@ -1,6 +1,6 @@
 import type { ParsedIp } from '../../lib/ip-address.ts';
 
-/** service.md network.type values (open list). */
+/** The contract's network.type values (an open list). */
 export type NetworkType =
   | 'MOBILE'
   | 'SATELLITE'
@@ -10,7 +10,7 @@ export type NetworkType =
   | 'ACADEMIC'
   | 'DATACENTER'
   | 'GOVERNMENT'
-  /** Not in any announced range (private, reserved, unrouted): not one of service.md's values, which are an open list. */
+  /** Not in any announced range (private, reserved, unrouted): not one of the contract's values, which are an open list. */
   | 'UNKNOWN';
 
 export interface NetworkRecord {

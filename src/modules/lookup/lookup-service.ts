@@ -14,7 +14,7 @@ export interface IpResult {
   network: NetworkRecord;
   location: LocationRecord;
   intelligence: Intelligence;
-  /** Only with explain=true (decisions.md: top level of the IP result). */
+  /** Only with explain=true: a top-level member of the IP result. */
   evidence?: Evidence;
 }
 

@@ -14,7 +14,7 @@ interface TeamRules {
 }
 
 /**
- * Applies each team's bucket rules: service.md's defaults unless the operator set an override.
+ * Applies each team's bucket rules: the contract's defaults (docs/contract.md) unless the operator set an override.
  * Overrides are re-read at most every refreshMs, so `umbra admin limits set` takes effect within it.
  */
 export class LimitPolicy {

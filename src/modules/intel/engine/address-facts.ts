@@ -1,4 +1,4 @@
-/** service.md: behaviours are those seen in a 90 day window; every feed observation ages out with it (s). */
+/** Behaviours are those seen in a 90-day window (the contract); every feed observation ages out with it (s). */
 export const WINDOW_S = 90 * 86_400;
 
 /** Kinds of observation an address holds (address-store.ts keeps them; composeIntelligence reads them). */

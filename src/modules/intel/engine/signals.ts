@@ -99,7 +99,7 @@ export function deviceFromUserAgent(ua: string | undefined): DeviceGuess | undef
   let m: RegExpExecArray | null;
   if (/PlayStation|Xbox|Nintendo/i.test(ua)) return { os: 'GAME_CONSOLE', version: '' };
   if (/SmartTV|SMART-TV|Tizen|Web0S|WebOS|HbbTV|BRAVIA|AFT[A-Z]/i.test(ua)) return { os: 'SMART_TV', version: '' };
-  // Systems outside service.md's named set; checked first because their tokens mimic others (Windows
+  // Systems outside the contract's named set; checked first because their tokens mimic others (Windows
   // Phone claims Android, BSD desktops send X11).
   if (/Windows Phone|BlackBerry|BB10|KaiOS|Symbian|FreeBSD|OpenBSD|NetBSD|SunOS|Haiku/i.test(ua)) return { os: 'OTHER', version: '' };
   if ((m = /Android (\d+(?:\.\d+)*)/.exec(ua))) return { os: 'ANDROID', version: m[1]! };

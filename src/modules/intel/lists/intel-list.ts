@@ -5,7 +5,7 @@
  */
 export interface IntelList {
   /**
-   * Upper-case kind: a category value of service.md (TOR_NODE, SEARCH_ENGINE, PRIVATE_RELAY, ...),
+   * Upper-case kind: a category value of the contract (TOR_NODE, SEARCH_ENGINE, PRIVATE_RELAY, ...),
    * or a network.type value (DATACENTER, ...) for lists that classify networks rather than flag them.
    */
   kind: string;

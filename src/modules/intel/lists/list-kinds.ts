@@ -1,6 +1,6 @@
 import { NETWORK_TYPES } from '../../dataset/network-type.ts';
 
-/** service.md's category values: lists that flag addresses (intelligence.categories and providers[].type). */
+/** The contract's category values: lists that flag addresses (intelligence.categories and providers[].type). */
 export const CATEGORY_KINDS = [
   'FREE_VPN',
   'COMMERCIAL_VPN',
@@ -24,7 +24,7 @@ export const CATEGORY_KINDS = [
   'PAYMENT_PROCESSOR',
 ] as const;
 
-/** service.md's network.type values: lists that classify networks (a cloud's ranges as DATACENTER) and override network.type. */
+/** The contract's network.type values: lists that classify networks (a cloud's ranges as DATACENTER) and override network.type. */
 export const NETWORK_KINDS = NETWORK_TYPES.filter((t) => t !== 'UNKNOWN');
 
 export const LIST_KINDS: readonly string[] = [...CATEGORY_KINDS, ...NETWORK_KINDS];

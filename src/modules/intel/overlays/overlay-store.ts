@@ -8,7 +8,7 @@ export interface Overlay {
   org_id: string;
   /** Canonical CIDR. */
   cidr: string;
-  /** Upper-case category value (service.md), e.g. TOR_NODE, SEARCH_ENGINE. */
+  /** Upper-case category value, e.g. TOR_NODE, SEARCH_ENGINE. */
   category: string;
   provider: string | null;
   action: 'allow' | 'deny';
