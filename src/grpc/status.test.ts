@@ -6,7 +6,7 @@ import { toGrpcFailure } from './status.ts';
 import { toProblem } from '../http/problem.ts';
 
 describe(toGrpcFailure.name, () => {
-  it('should map the contract's HTTP statuses to its gRPC codes, and 402 to FAILED_PRECONDITION', () => {
+  it('should map the contract’s HTTP statuses to its gRPC codes, and 402 to FAILED_PRECONDITION', () => {
     const expected: Partial<Record<ErrorCode, number>> = {
       VALIDATION_ERROR: status.INVALID_ARGUMENT,
       UNAUTHENTICATED: status.UNAUTHENTICATED,
