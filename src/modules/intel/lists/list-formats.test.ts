@@ -268,7 +268,8 @@ const REAL: Array<[file: string, format: string, count: number, options?: ParseO
 
 describe('parseList: whole publisher files (UMBRA_REAL_LISTS_DIR)', () => {
   const skip = REAL_DIR === undefined ? 'UMBRA_REAL_LISTS_DIR is not set (a folder of whole publisher files)' : false;
-  if (REAL_DIR !== undefined) it('should find the folder UMBRA_REAL_LISTS_DIR names', () => assert.ok(existsSync(REAL_DIR), `${REAL_DIR} is missing`));
+  if (REAL_DIR !== undefined)
+    it('should find the folder UMBRA_REAL_LISTS_DIR names', () => assert.ok(existsSync(REAL_DIR), `${REAL_DIR} is missing`));
   const dir = REAL_DIR ?? '';
   for (const [file, format, count, options] of REAL) {
     it(`should parse ${file} as ${format} with ${count} ranges and no rejected entry`, { skip }, () => {
