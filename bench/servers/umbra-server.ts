@@ -4,11 +4,19 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../../src/app.ts';
-import { parseConfig } from '../../src/config.ts';
-import { loadDataset } from '../../src/modules/dataset/dataset-reader.ts';
-import { DatasetLoader } from '../../src/modules/dataset/dataset-loader.ts';
 import { ensureRealDataset } from '../../test/helpers/test-dataset.ts';
+
+// UMBRA_BENCH_BUILD=dist: the compiled build that `umbra serve` runs (npm run build first); else the sources under tsx.
+const root = process.env.UMBRA_BENCH_BUILD === 'dist' ? '../../dist' : '../../src';
+const ext = root.endsWith('dist') ? 'js' : 'ts';
+const { buildApp } = (await import(`${root}/app.${ext}`)) as typeof import('../../src/app.ts');
+const { parseConfig } = (await import(`${root}/config.${ext}`)) as typeof import('../../src/config.ts');
+const { loadDataset } = (await import(
+  `${root}/modules/dataset/dataset-reader.${ext}`
+)) as typeof import('../../src/modules/dataset/dataset-reader.ts');
+const { DatasetLoader } = (await import(
+  `${root}/modules/dataset/dataset-loader.${ext}`
+)) as typeof import('../../src/modules/dataset/dataset-loader.ts');
 
 const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-'));
 const config = parseConfig({ UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn' });

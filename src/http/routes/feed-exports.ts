@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import type { FeedDef } from '../../modules/feeds/feed-catalog.ts';
 import { FEED_EXPORT_OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
@@ -41,7 +41,8 @@ const ExportMeta = Type.Object({
 });
 const Redirect = { 307: { description: 'Location: a download URL valid 24 hours that needs no API key', type: 'null' } };
 
-type P = { date: string; hour?: string };
+const DayParams = Type.Object({ date: Date_ });
+const HourParams = Type.Object({ date: Date_, hour: Hour });
 
 function redirect(reply: FastifyReply, url: string): FastifyReply {
   // Minted per request and tied to no key: never cacheable by intermediaries.
@@ -56,29 +57,30 @@ export function feedExports(s: Services, feed: FeedDef): RouteSpec[] {
     {
       operation: ops.list,
       schema: { querystring: ListQuery, response: { 200: ExportList, ...errors } },
-      handler: async (req: FastifyRequest<{ Querystring: { limit?: string; cursor?: string } }>) =>
+      handler: async (req: FastifyRequest<{ Querystring: Static<typeof ListQuery> }>) =>
         s.exports.list(feed, req.query.limit, req.query.cursor),
     },
     {
       operation: ops.download,
-      schema: { params: Type.Object({ date: Date_ }), response: { ...Redirect, ...errors } },
-      handler: async (req: FastifyRequest<{ Params: P }>, reply) => redirect(reply, await s.exports.download(feed, req.params.date)),
+      schema: { params: DayParams, response: { ...Redirect, ...errors } },
+      handler: async (req: FastifyRequest<{ Params: Static<typeof DayParams> }>, reply) =>
+        redirect(reply, await s.exports.download(feed, req.params.date)),
     },
     {
       operation: ops.meta,
-      schema: { params: Type.Object({ date: Date_ }), response: { 200: ExportMeta, ...errors } },
-      handler: async (req: FastifyRequest<{ Params: P }>) => s.exports.meta(feed, req.params.date),
+      schema: { params: DayParams, response: { 200: ExportMeta, ...errors } },
+      handler: async (req: FastifyRequest<{ Params: Static<typeof DayParams> }>) => s.exports.meta(feed, req.params.date),
     },
     {
       operation: ops.hourDownload,
-      schema: { params: Type.Object({ date: Date_, hour: Hour }), response: { ...Redirect, ...errors } },
-      handler: async (req: FastifyRequest<{ Params: P }>, reply) =>
+      schema: { params: HourParams, response: { ...Redirect, ...errors } },
+      handler: async (req: FastifyRequest<{ Params: Static<typeof HourParams> }>, reply) =>
         redirect(reply, await s.exports.download(feed, req.params.date, req.params.hour)),
     },
     {
       operation: ops.hourMeta,
-      schema: { params: Type.Object({ date: Date_, hour: Hour }), response: { 200: ExportMeta, ...errors } },
-      handler: async (req: FastifyRequest<{ Params: P }>) => s.exports.meta(feed, req.params.date, req.params.hour),
+      schema: { params: HourParams, response: { 200: ExportMeta, ...errors } },
+      handler: async (req: FastifyRequest<{ Params: Static<typeof HourParams> }>) => s.exports.meta(feed, req.params.date, req.params.hour),
     },
   ];
 }

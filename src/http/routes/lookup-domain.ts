@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
 import { callerOf } from '../hooks/operation-guard.ts';
@@ -15,6 +15,6 @@ const Query = Type.Object({
 export const lookupDomain = (s: Services, metrics: Metrics): RouteSpec => ({
   operation: OPERATIONS.lookupDomain,
   schema: { params: Params, querystring: Query, response: { 200: DomainResult, ...errorResponses([400, 401, 402, 403, 429]) } },
-  handler: async (req: FastifyRequest<{ Params: { domain: string }; Querystring: { limit?: number } }>, reply) =>
+  handler: async (req: FastifyRequest<{ Params: Static<typeof Params>; Querystring: Static<typeof Query> }>, reply) =>
     sendBilled(reply, metrics, OPERATIONS.lookupDomain, await s.domains.lookup(callerOf(req), req.params.domain, req.query.limit)),
 });

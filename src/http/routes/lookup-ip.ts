@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
 import type { Metrics } from '../../metrics.ts';
@@ -20,7 +20,7 @@ export const lookupIp = (s: Services, metrics: Metrics): AnsweredRouteSpec =>
   answeredRoute(
     OPERATIONS.lookupIp,
     { params: Params, querystring: Query, response: { 200: Type.Ref('IpResult'), ...errorResponses([400, 401, 402, 403, 429]) } },
-    (caller, params: { ip_address: string }, query: { explain?: 'true' | 'false' }) =>
+    (caller, params: Static<typeof Params>, query: Static<typeof Query>) =>
       billedReply(metrics, OPERATIONS.lookupIp, s.lookup.lookupIp(caller, params.ip_address, { explain: query.explain === 'true' })),
     IpResult,
   );

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
 import { callerOf } from '../hooks/operation-guard.ts';
@@ -12,6 +12,6 @@ const Body = Type.Object({ ips: Type.Array(Type.String(), { maxItems: 1000, desc
 export const lookupIps = (s: Services, metrics: Metrics): RouteSpec => ({
   operation: OPERATIONS.lookupIps,
   schema: { body: Body, response: { 200: BatchResult, ...errorResponses([400, 401, 402, 403, 413, 415, 429]) } },
-  handler: async (req: FastifyRequest<{ Body: { ips: string[] } }>, reply) =>
+  handler: async (req: FastifyRequest<{ Body: Static<typeof Body> }>, reply) =>
     sendBilled(reply, metrics, OPERATIONS.lookupIps, await s.lookup.lookupIps(callerOf(req), req.body.ips)),
 });
