@@ -8,6 +8,7 @@ import { systemClock } from '../src/lib/clock.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { FEED_LIST } from '../src/modules/feeds/feed-catalog.ts';
 import { RecordValidator } from '../src/modules/feeds/feed-records.ts';
+import { LogLearner } from '../src/modules/feeds/log-learner.ts';
 import { IngestService } from '../src/modules/feeds/ingest-service.ts';
 import { replayLog } from '../src/modules/feeds/log-replay.ts';
 import { mulberry32 } from '../src/demo/simulator/random.ts';
@@ -34,9 +35,20 @@ export async function benchIntelEngine(): Promise<Record<string, number | string
   try {
     const log = new FileFeedLog(dir);
     const logger = createLogger('silent');
-    const ingest = new IngestService(log, new MemoryFeedBus(), new RecordValidator(() => Date.now()), logger);
+    const bus = new MemoryFeedBus();
+    const ingest = new IngestService(log, bus, new RecordValidator(() => Date.now()), logger);
     const live = new IntelIndex(systemClock);
-    ingest.observe(live.observe);
+    // The live index learns from the bus, as the server's does.
+    const learner = new LogLearner({
+      name: 'bench',
+      log,
+      bus,
+      feeds: FEED_LIST,
+      windowMs: 0,
+      now: () => Date.now(),
+      observer: live.observe,
+    });
+    await learner.start();
     const sim = new Simulator(
       ingest,
       simulatorDeps(() => ds, mulberry32(7)),
@@ -47,6 +59,7 @@ export async function benchIntelEngine(): Promise<Record<string, number | string
     const t0 = performance.now();
     const records = await sim.backfill(Date.now());
     const backfillMs = performance.now() - t0;
+    await learner.stop();
 
     const index = new IntelIndex(systemClock);
     const t1 = performance.now();

@@ -179,7 +179,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     exports: new ExportService(stores.snapshots, stores.objects, new CursorCodec(stores.signingKeys), clock),
     runExportJob: (request) => exportRuntime.run(request),
     health: async () => {
-      const problems = await stores.health();
+      // Parts report what they lack (state still catching up with the feed log) so a balancer waits for them.
+      const problems = [...(await stores.health()), ...parts.problems()];
       const snapshots = (await countSnapshots()).reduce((n, c) => n + c.count, 0);
       return { status: problems.length === 0 ? 'ok' : 'unhealthy', problems, exports: { snapshots, last_job_at: lastExportJobAt } };
     },
@@ -220,7 +221,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     const ds = lookupData.dataset;
     return ip ? { asn: ds.network(ip).asn, country: ds.location(ip).country } : undefined;
   };
-  const learn = { log: stores.feedLog, ingest: services.ingest, now: () => clock.now(), onDamage };
+  const learn = {
+    log: stores.feedLog,
+    bus: stores.bus,
+    now: () => clock.now(),
+    onDamage,
+    onLost: (feed: FeedDef, err: Error) =>
+      logger.error({ feed: feed.id, err: err.message }, 'in-memory state stopped receiving a feed; restart the node to rebuild it'),
+    onObserverError: (feed: FeedDef, err: Error) => logger.warn({ feed: feed.id, err: err.message }, 'feed observer failed'),
+  };
   const intelSources = intel
     ? new IntelSourcesWatch({
         index: intel,

@@ -4,6 +4,8 @@ export interface Lifecycle {
   readonly name: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** What keeps the part from doing its work right now (shown by /health); empty or absent when all is well. */
+  problems?(): string[];
 }
 
 /**
@@ -25,6 +27,11 @@ export class Lifecycles {
       }
       this.started.push(part);
     }
+  }
+
+  /** The problems of every started part. */
+  problems(): string[] {
+    return this.started.flatMap((p) => p.problems?.() ?? []);
   }
 
   async stop(): Promise<void> {

@@ -41,7 +41,7 @@ describe(Simulator.name, () => {
     const ac = new AbortController();
     const seen = new Map<FeedId, number>();
     const subs = FEED_IDS.map(async (id) => {
-      for await (const batch of bus.subscribe(id, { signal: ac.signal, maxBuffered: 100_000 }))
+      for await (const batch of await bus.subscribe(id, { signal: ac.signal, maxBuffered: 100_000 }))
         seen.set(id, (seen.get(id) ?? 0) + batch.length);
     });
     for (let second = 0; second < 5; second++) {

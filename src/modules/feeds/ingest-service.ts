@@ -24,7 +24,7 @@ export interface IngestSummary {
   errors: RecordError[];
 }
 
-/** Called with every durable batch: domain aggregates and the intelligence index learn from it. */
+/** What learns from records (domain aggregates, the intelligence index), fed by LogLearner from the log and the bus. */
 export type FeedObserver = (feed: FeedDef, messages: readonly FeedMessage[]) => void;
 
 export const MAX_ERRORS = 100;
@@ -38,11 +38,10 @@ export interface IngestLogger {
 
 /**
  * Operator ingestion: validate each record, make the good ones durable in the feed log, then publish
- * them to live streams and observers. Bad records are reported and never stop the good ones. A record
+ * them to live streams (every node's learners and streams get them from the bus). Bad records are reported and never stop the good ones. A record
  * counts as accepted only once the log has it on disk.
  */
 export class IngestService {
-  private readonly observers: FeedObserver[] = [];
   private readonly summaryListeners: Array<(s: IngestSummary) => void> = [];
 
   constructor(
@@ -51,10 +50,6 @@ export class IngestService {
     private readonly validator: RecordValidator,
     private readonly logger: IngestLogger,
   ) {}
-
-  observe(observer: FeedObserver): void {
-    this.observers.push(observer);
-  }
 
   /** Called after every ingest() with its summary (metrics). */
   onSummary(listener: (s: IngestSummary) => void): void {
@@ -137,19 +132,16 @@ export class IngestService {
     return summary;
   }
 
-  /** Live delivery after durability: a bus or observer failure never un-acknowledges a stored record. */
+  /**
+   * Live delivery after durability: a bus failure never un-acknowledges a stored record. A bus that
+   * carries the log already has the records from the append.
+   */
   private async deliver(feed: FeedDef, messages: readonly FeedMessage[]): Promise<void> {
+    if (this.bus.carriesLog) return;
     try {
       await this.bus.publish(feed.id, messages);
     } catch (e) {
       this.logger.warn({ feed: feed.id, err: (e as Error).message, records: messages.length }, 'stored records not published live');
-    }
-    for (const o of this.observers) {
-      try {
-        o(feed, messages);
-      } catch (e) {
-        this.logger.warn({ feed: feed.id, err: (e as Error).message }, 'feed observer failed');
-      }
     }
   }
 }

@@ -59,7 +59,7 @@ export class StreamService {
       await this.slots.release(caller.orgId);
     };
     try {
-      const messages = this.bus.subscribe(feed.id, {
+      const messages = await this.bus.subscribe(feed.id, {
         signal: ended.signal,
         maxBuffered: this.options.maxBuffered,
         onOverflow: () => overflow.abort(),

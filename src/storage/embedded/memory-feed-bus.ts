@@ -4,6 +4,7 @@ import { SubscriptionQueue } from '../../modules/feeds/subscription-queue.ts';
 
 /** In-process fan-out for the embedded default: publish hands the same message objects to every queue. */
 export class MemoryFeedBus implements FeedBus {
+  readonly carriesLog = false;
   private readonly subscribers = new Map<FeedId, Set<SubscriptionQueue>>();
   private closed = false;
 
@@ -14,7 +15,7 @@ export class MemoryFeedBus implements FeedBus {
     for (const s of subs) s.push(messages);
   }
 
-  subscribe(feed: FeedId, options: SubscribeOptions): AsyncIterable<readonly FeedMessage[]> {
+  async subscribe(feed: FeedId, options: SubscribeOptions): Promise<AsyncIterable<readonly FeedMessage[]>> {
     if (this.closed) throw new BusUnavailableError('the feed bus is closed');
     let subs = this.subscribers.get(feed);
     if (!subs) this.subscribers.set(feed, (subs = new Set()));
