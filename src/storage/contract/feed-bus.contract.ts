@@ -79,7 +79,7 @@ export function feedBusContract(backend: string, make: () => Promise<FeedBusUnde
     });
 
     it('should end an aborted subscription even while it waits', async () => {
-      const { bus, publish, close } = await open();
+      const { bus, close } = await open();
       try {
         const ac = new AbortController();
         const sub = await bus.subscribe('anonymizers', { signal: ac.signal, maxBuffered: 10 });
@@ -92,7 +92,7 @@ export function feedBusContract(backend: string, make: () => Promise<FeedBusUnde
     });
 
     it('should report itself unhealthy and refuse subscriptions once closed', async () => {
-      const { bus, publish, close } = await open();
+      const { bus, close } = await open();
       try {
         assert.deepEqual(await bus.health(), []);
         const ac = new AbortController();
