@@ -20,7 +20,9 @@ const seen = () => {
   const got: Array<[FeedId, number]> = [];
   return {
     got,
-    observer: (feed: FeedDef, batch: readonly FeedMessage[]) => batch.forEach((m) => got.push([feed.id, m.record.n as number])),
+    observer: (feed: FeedDef, batch: readonly FeedMessage[]) => {
+      for (const m of batch) got.push([feed.id, m.record.n as number]);
+    },
   };
 };
 const settle = () => new Promise((r) => setImmediate(r));

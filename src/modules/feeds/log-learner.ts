@@ -74,7 +74,7 @@ export class LogLearner implements Lifecycle {
     const live = await Promise.all(this.o.feeds.map((f) => this.o.bus.subscribe(f.id, { signal, maxBuffered: Number.POSITIVE_INFINITY })));
     const records = await replayLog(this.o.log, this.o.feeds, this.o.now() - this.o.windowMs, this.o.observer, this.o.onDamage);
     this.o.onReplayed?.(records, Date.now() - started);
-    this.o.feeds.forEach((feed, i) => this.pumps.push(this.pump(feed, live[i]!)));
+    for (const [i, feed] of this.o.feeds.entries()) this.pumps.push(this.pump(feed, live[i]!));
   }
 
   /** Empty once the state is complete; otherwise what is missing (/health). */
