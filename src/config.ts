@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { defaultConnectionLimits, softOpenFileLimit } from './lib/connection-limit.ts';
@@ -17,7 +18,55 @@ const ConfigSchema = z.object({
   UMBRA_HOST: z.string().min(1).default('127.0.0.1'),
   UMBRA_DATA_DIR: z.string().min(1).default('./data'),
   UMBRA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  UMBRA_STORAGE: z.enum(['embedded']).default('embedded'),
+  /** embedded: one process on its data dir. distributed: stateless nodes on PostgreSQL, Redis, NATS JetStream and S3. */
+  UMBRA_STORAGE: z.enum(['embedded', 'distributed']).default('embedded'),
+  /** Distributed mode: the PostgreSQL database (accounts, keys, credits, lists, overlays, the snapshot catalog). */
+  DATABASE_URL: z.string().url().optional(),
+  /** The PostgreSQL schema umbra's tables live in (`umbra migrate` creates it). */
+  UMBRA_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier')
+    .default('public'),
+  /** Distributed mode: Redis (rate buckets, the concurrent-stream allowance). */
+  REDIS_URL: z.string().url().optional(),
+  /** Prefix of every Redis key umbra writes, so one Redis can serve several deployments. */
+  UMBRA_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_:.-]{1,64}$/)
+    .default('umbra:'),
+  /** Distributed mode: NATS with JetStream (the feed log and live delivery to every node). */
+  NATS_URL: z.string().min(1).optional(),
+  /** Prefix of the JetStream stream names and subjects (one stream per feed). */
+  UMBRA_NATS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,32}$/)
+    .default('UMBRA'),
+  /** Distributed mode: S3-compatible object storage for the export files. Endpoint unset: AWS S3 itself. */
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_BUCKET: z.string().min(3).max(63).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  /** Credentials; unset: the AWS SDK's own chain (AWS_ACCESS_KEY_ID, instance roles, ...). */
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** Path-style URLs (http://host/bucket/key), which most self-hosted S3 servers need. */
+  S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
+  /** Prefix of every object key umbra writes in the bucket. */
+  S3_PREFIX: z
+    .string()
+    .regex(/^([A-Za-z0-9_.-]+\/)*$/, 'must be empty or end with /')
+    .default(''),
+  /**
+   * How customers download export files: `store` (a presigned URL of the object store itself, 24 h) or
+   * `umbra` (umbra's own signed URL, served by the node: for buckets customers cannot reach).
+   */
+  UMBRA_DOWNLOADS: z.enum(['store', 'umbra']).default('store'),
+  /** This node's name in credit blocks, stream leases and logs (default: host name and process id). */
+  UMBRA_NODE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
+    .optional(),
+  /** Credits a node reserves from a team's balance at a time (distributed mode; docs/deploy.md#credits). */
+  UMBRA_CREDIT_BLOCK: z.coerce.number().int().min(1).max(1_000_000).default(200),
   /** How long a verified key is trusted before the store is asked again (admin changes apply within it). */
   UMBRA_KEY_CACHE_MS: ms(5000).default(1000),
   /** How often per-team limit overrides are re-read (admin changes apply within it). */
@@ -102,7 +151,9 @@ export interface Config {
   /** Absolute path. */
   dataDir: string;
   logLevel: z.infer<typeof ConfigSchema>['UMBRA_LOG_LEVEL'];
-  storage: 'embedded';
+  storage: 'embedded' | 'distributed';
+  /** The engines of distributed mode; undefined in embedded mode. */
+  distributed: DistributedConfig | undefined;
   keyCacheMs: number;
   limitsRefreshMs: number;
   bodyLimitBytes: number;
@@ -132,6 +183,26 @@ export interface Config {
   signingKeysFile: string;
 }
 
+export interface DistributedConfig {
+  databaseUrl: string;
+  dbSchema: string;
+  redisUrl: string;
+  redisPrefix: string;
+  natsUrl: string;
+  natsPrefix: string;
+  s3: {
+    endpoint: string | undefined;
+    bucket: string;
+    region: string;
+    credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+    forcePathStyle: boolean;
+    prefix: string;
+  };
+  downloads: 'store' | 'umbra';
+  nodeId: string;
+  creditBlock: number;
+}
+
 export interface EdgeConfig {
   maxConnections: number;
   grpcMaxConnections: number;
@@ -152,9 +223,73 @@ function readProcLimits(): string | undefined {
   }
 }
 
+/**
+ * The settings of `UMBRA_CONFIG`, a JSON file of the same names as the environment variables (an
+ * operator's one file for every node): strings, numbers and booleans; the environment overrides it.
+ */
+function readConfigFile(path: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new ConfigError(`invalid configuration:\n  UMBRA_CONFIG: cannot read ${path}: ${(e as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new ConfigError(`invalid configuration:\n  UMBRA_CONFIG: ${path} must hold one JSON object of settings`);
+  const out: Record<string, string> = {};
+  const known = new Set(Object.keys(ConfigSchema.shape));
+  for (const [k, v] of Object.entries(parsed)) {
+    if (!known.has(k)) throw new ConfigError(`invalid configuration:\n  UMBRA_CONFIG: ${path}: unknown setting ${k}`);
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+      throw new ConfigError(`invalid configuration:\n  UMBRA_CONFIG: ${path}: ${k} must be a string, number or boolean`);
+    out[k] = String(v);
+  }
+  return out;
+}
+
+/** Distributed mode needs every engine and shared secrets: nodes generate nothing of their own. */
+function distributedConfig(c: z.infer<typeof ConfigSchema>): DistributedConfig {
+  const missing = (
+    [
+      ['DATABASE_URL', c.DATABASE_URL],
+      ['REDIS_URL', c.REDIS_URL],
+      ['NATS_URL', c.NATS_URL],
+      ['S3_BUCKET', c.S3_BUCKET],
+      ['UMBRA_SIGNING_KEYS', c.UMBRA_SIGNING_KEYS],
+      ['UMBRA_OPERATOR_TOKEN', c.UMBRA_OPERATOR_TOKEN],
+    ] as const
+  )
+    .filter(([, v]) => v === undefined)
+    .map(([k]) => `${k}: required when UMBRA_STORAGE=distributed`);
+  if ((c.S3_ACCESS_KEY_ID === undefined) !== (c.S3_SECRET_ACCESS_KEY === undefined))
+    missing.push('S3_ACCESS_KEY_ID: set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither');
+  if (missing.length > 0) throw new ConfigError(`invalid configuration:\n  ${missing.join('\n  ')}`);
+  return {
+    databaseUrl: c.DATABASE_URL!,
+    dbSchema: c.UMBRA_DB_SCHEMA,
+    redisUrl: c.REDIS_URL!,
+    redisPrefix: c.UMBRA_REDIS_PREFIX,
+    natsUrl: c.NATS_URL!,
+    natsPrefix: c.UMBRA_NATS_PREFIX,
+    s3: {
+      endpoint: c.S3_ENDPOINT,
+      bucket: c.S3_BUCKET!,
+      region: c.S3_REGION,
+      credentials:
+        c.S3_ACCESS_KEY_ID && c.S3_SECRET_ACCESS_KEY ? { accessKeyId: c.S3_ACCESS_KEY_ID, secretAccessKey: c.S3_SECRET_ACCESS_KEY } : undefined,
+      forcePathStyle: c.S3_FORCE_PATH_STYLE === 'true',
+      prefix: c.S3_PREFIX,
+    },
+    downloads: c.UMBRA_DOWNLOADS,
+    nodeId: c.UMBRA_NODE_ID ?? `${hostname()}-${process.pid}`,
+    creditBlock: c.UMBRA_CREDIT_BLOCK,
+  };
+}
+
 /** Parses once at start-up; fails fast with every problem named. */
 export function parseConfig(env: Record<string, string | undefined>, overrides: Record<string, string | undefined> = {}): Config {
-  const merged = { ...env };
+  const file = overrides.UMBRA_CONFIG ?? env.UMBRA_CONFIG;
+  const merged: Record<string, string | undefined> = file ? { ...readConfigFile(file), ...env } : { ...env };
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) merged[k] = v;
   const parsed = ConfigSchema.refine((c) => (c.UMBRA_GRPC_TLS_CERT === undefined) === (c.UMBRA_GRPC_TLS_KEY === undefined), {
     message: 'set both UMBRA_GRPC_TLS_CERT and UMBRA_GRPC_TLS_KEY, or neither',
@@ -184,6 +319,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
     dataDir,
     logLevel: c.UMBRA_LOG_LEVEL,
     storage: c.UMBRA_STORAGE,
+    distributed: c.UMBRA_STORAGE === 'distributed' ? distributedConfig(c) : undefined,
     keyCacheMs: c.UMBRA_KEY_CACHE_MS,
     limitsRefreshMs: c.UMBRA_LIMITS_REFRESH_MS,
     bodyLimitBytes: c.UMBRA_BODY_LIMIT_BYTES,
