@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { runner } from 'node-pg-migrate';
-import { checkSchemaName } from './pg-pool.ts';
+import { checkSchemaName, pgFault } from './pg-pool.ts';
 
 /**
  * The `migrations/` folder at the package root. This file is src/storage/distributed/pg-migrate.ts in
@@ -54,6 +54,9 @@ export async function migrate(databaseUrl: string, opts: MigrateOptions = {}): P
     advisoryLockMode: 'wait',
     lockValue: lockValueOf(schema),
     logger: { debug: log, info: log, warn: log, error: log },
+  }).catch((e: unknown) => {
+    // A database that cannot be reached reads as it does for every store: UNAVAILABLE, the cause named.
+    throw pgFault(e) ?? e;
   });
   return { applied: ran.map((m) => m.name) };
 }
