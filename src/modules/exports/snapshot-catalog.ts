@@ -60,6 +60,8 @@ export interface SnapshotCatalog {
   get(feed: FeedId, date: string, hour?: number | null): Promise<Snapshot | undefined>;
   /** Newest first, daily and hourly interleaved by period start; `next` only when more rows exist. */
   list(feed: FeedId, opts: { limit: number; before?: SnapshotCursor }): Promise<{ items: Snapshot[]; next?: SnapshotCursor }>;
+  /** How many snapshots are listed: of one feed, or of all; of one kind, or of both. Intents are not counted. */
+  count(feed?: FeedId, kind?: SnapshotKind): Promise<number>;
   /** The `latest` alias: the most recent hourly snapshot. */
   latestHourly(feed: FeedId): Promise<Snapshot | undefined>;
   /** The hourly snapshots of a date, by hour. */

@@ -112,6 +112,28 @@ export function snapshotCatalogContract(backend: string, make: () => Promise<Sna
       });
     });
 
+    it('should count the listed snapshots per feed and kind, and in all, leaving intents out', async () => {
+      await withCatalog(async (c) => {
+        assert.equal(await c.count(), 0);
+        for (const h of [0, 1, 2]) await c.upsert(hourly('torrents', '2026-11-22', h));
+        await c.upsert(daily('torrents', '2026-11-21'));
+        await c.upsert(daily('proxies', '2026-11-21'));
+        await c.beginPublish(hourly('proxies', '2026-11-22', 4), 1_000);
+        assert.equal(await c.count('torrents'), 4);
+        assert.equal(await c.count('torrents', 'hourly'), 3);
+        assert.equal(await c.count('torrents', 'daily'), 1);
+        assert.equal(await c.count('proxies'), 1, 'a publish under way is not listed yet');
+        assert.equal(await c.count('ja4t'), 0);
+        assert.equal(await c.count(undefined, 'daily'), 2);
+        assert.equal(await c.count(), 5);
+        // The same hour of the next day takes the key: one row goes as the other comes.
+        await c.upsert(hourly('torrents', '2026-11-23', 0));
+        assert.equal(await c.count('torrents', 'hourly'), 3);
+        assert.equal(await c.deleteHourly('torrents', '2026-11-22'), 2);
+        assert.equal(await c.count(), 3);
+      });
+    });
+
     it('should track the latest hourly snapshot across days', async () => {
       await withCatalog(async (c) => {
         assert.equal(await c.latestHourly('proxies'), undefined);

@@ -91,6 +91,9 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
         `SELECT ${COLS} FROM export_snapshots WHERE feed = @feed
            AND (period_start_ms < @p OR (period_start_ms = @p AND kind < @kind)) ${ORDER} LIMIT @limit`,
       ),
+      count: db.prepare<Record<string, string | null>, { n: number }>(
+        'SELECT count(*) AS n FROM export_snapshots WHERE (@feed IS NULL OR feed = @feed) AND (@kind IS NULL OR kind = @kind)',
+      ),
       latest: db.prepare<[string], Row>(`SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = 'hourly' ${ORDER} LIMIT 1`),
       hourlyOf: db.prepare<[string, string], Row>(
         `SELECT ${COLS} FROM export_snapshots WHERE feed = ? AND kind = 'hourly' AND date = ? ORDER BY hour`,
@@ -165,6 +168,10 @@ export class SqliteSnapshotCatalog implements SnapshotCatalog {
     const items = rows.slice(0, limit).map(toSnapshot);
     const last = items[items.length - 1];
     return rows.length > limit && last ? { items, next: { periodStartMs: periodStartMs(last), kind: last.kind } } : { items };
+  }
+
+  async count(feed?: FeedId, kind?: SnapshotKind): Promise<number> {
+    return (await this.gate.run(() => this.q.count.get({ feed: feed ?? null, kind: kind ?? null })))!.n;
   }
 
   async latestHourly(feed: FeedId): Promise<Snapshot | undefined> {
