@@ -1,6 +1,6 @@
-import type { Pool } from 'pg';
 import type { BlockReport, BlockState, CreditBlocks } from '../../modules/credits/credit-blocks.ts';
 import type { CreditBalance, CreditPlan } from '../../modules/credits/credit-ledger.ts';
+import type { PgPool } from './pg-pool.ts';
 
 /**
  * Block reservations on PostgreSQL: each step is one call of a function the migration installs
@@ -8,7 +8,7 @@ import type { CreditBalance, CreditPlan } from '../../modules/credits/credit-led
  * transaction that locks the team's account row first.
  */
 export class PgCreditBlocks implements CreditBlocks {
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly pool: PgPool) {}
 
   async reserve(r: BlockReport & { want: number; leaseUntilSec: number }): Promise<BlockState | undefined> {
     const { rows } = await this.pool.query<{ block_left: string; team_credits: string; period_end: string }>(

@@ -1,7 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
-import pg from 'pg';
 import { requireEngine, testEngines, uniqueTestName } from '../../../test/helpers/engines.ts';
 import { asAppError, STATUS } from '../../errors.ts';
 import { accountStoreContract } from '../contract/account-store.contract.ts';
@@ -17,65 +16,13 @@ import { PgIntelListStore } from './pg-intel-list-store.ts';
 import { PgLimitStore } from './pg-limit-store.ts';
 import { migrate } from './pg-migrate.ts';
 import { PgOverlayStore } from './pg-overlay-store.ts';
-import { PgPool, type PgPoolOptions } from './pg-pool.ts';
+import { PgPool } from './pg-pool.ts';
+import { addOrgs, admin, dropSchema, freshSchema } from '../../../test/helpers/pg-schema.ts';
 import { PgSnapshotCatalog } from './pg-snapshot-catalog.ts';
 
 const url = testEngines.databaseUrl;
 
-// Schemas are created by migrate() and dropped by this pool, which outlives every test.
-let adminPool: pg.Pool | undefined;
-const admin = (): pg.Pool => (adminPool ??= new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 2_000 }));
-
 before(() => requireEngine('PostgreSQL', url));
-after(async () => {
-  await adminPool?.end();
-});
-
-const dropSchema = async (schema: string): Promise<void> => {
-  await admin().query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-};
-
-interface Schema {
-  name: string;
-  /** A pool on the schema (another node, or another process, when called again). */
-  pool(opts?: PgPoolOptions): PgPool;
-  close(): Promise<void>;
-}
-
-/** A fresh schema of this run, migrated; close() ends its pools and drops it. */
-async function freshSchema(): Promise<Schema> {
-  const name = uniqueTestName('umbra_pg');
-  try {
-    await migrate(url, { schema: name });
-  } catch (e) {
-    await dropSchema(name);
-    throw e;
-  }
-  const pools: PgPool[] = [];
-  return {
-    name,
-    pool: (opts = {}) => {
-      const p = new PgPool(url, { schema: name, max: 4, ...opts });
-      pools.push(p);
-      return p;
-    },
-    close: async () => {
-      try {
-        await Promise.all(pools.map((p) => p.close()));
-      } finally {
-        await dropSchema(name);
-      }
-    },
-  };
-}
-
-const addOrgs = async (db: PgPool, ids: string[]) => {
-  for (const id of ids) {
-    await db.query('INSERT INTO orgs (id, name, credit_allotment, reset_period_s, max_streams, created_at) VALUES ($1, $1, 0, 1, 1, 0)', [
-      id,
-    ]);
-  }
-};
 
 accountStoreContract('postgres', async () => {
   const s = await freshSchema();
