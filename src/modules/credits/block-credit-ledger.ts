@@ -1,4 +1,5 @@
 import type { MaybePromise } from '../../lib/maybe-promise.ts';
+import { FlushLoop, type FlushHooks } from './flush-loop.ts';
 import type { BlockState, CreditBlocks } from './credit-blocks.ts';
 import type { CreditBalance, CreditLedger, CreditPlan, DebitResult } from './credit-ledger.ts';
 
@@ -51,9 +52,11 @@ const floorSec = (ms: number) => Math.floor(ms / 1000);
 export class BlockCreditLedger implements CreditLedger {
   private readonly teams = new Map<string, TeamBlock>();
   private flushing: Promise<void> | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private failingSince: number | undefined;
-  private lastError = '';
+  private readonly loop = new FlushLoop(
+    () => this.flush(),
+    () => this.o.nowMs(),
+    () => this.unsentCredits,
+  );
 
   constructor(
     /** For what blocks do not change: opening a team, adding credits, plans, refunds of charges already reported. */
@@ -64,12 +67,28 @@ export class BlockCreditLedger implements CreditLedger {
 
   debit(orgId: string, cost: number, nowSec: number): MaybePromise<DebitResult> {
     const s = this.teams.get(orgId);
-    if (s && nowSec < s.periodEnd && s.left >= cost) return this.spend(s, cost);
-    return this.reserveFor(orgId, cost, nowSec).then((t) => {
-      if (!t) return { ok: false, balance: 0, resetsAt: nowSec };
+    if (s && !s.reserving && nowSec < s.periodEnd && s.left >= cost) return this.spend(s, cost);
+    return this.debitAfterReserve(orgId, cost, nowSec);
+  }
+
+  /**
+   * The block does not cover the cost: wait for a reservation in flight (another debit's, a flush's)
+   * and look again, or make one; refused only once a reservation of this debit's own came back short.
+   */
+  private async debitAfterReserve(orgId: string, cost: number, nowSec: number): Promise<DebitResult> {
+    for (;;) {
+      const s = this.teams.get(orgId);
+      if (s?.reserving) {
+        await s.reserving;
+        continue;
+      }
+      if (s && nowSec < s.periodEnd && s.left >= cost) return this.spend(s, cost);
+      const want = s?.scarce ? cost : Math.max(cost, this.o.blockSize);
+      if (!(await this.report(orgId, nowSec, want))) return { ok: false, balance: 0, resetsAt: nowSec };
+      const t = this.teams.get(orgId)!;
       if (nowSec < t.periodEnd && t.left >= cost) return this.spend(t, cost);
       return { ok: false, balance: this.remaining(t), resetsAt: t.periodEnd };
-    });
+    }
   }
 
   private spend(s: TeamBlock, cost: number): DebitResult {
@@ -82,19 +101,6 @@ export class BlockCreditLedger implements CreditLedger {
 
   private remaining(s: TeamBlock): number {
     return Math.max(0, s.teamCredits - s.spentSinceView);
-  }
-
-  /** Reserves (or tops up) the team's block; concurrent callers share one reservation. */
-  private async reserveFor(orgId: string, cost: number, nowSec: number): Promise<TeamBlock | undefined> {
-    let s = this.teams.get(orgId);
-    if (s?.reserving) {
-      await s.reserving;
-      s = this.teams.get(orgId);
-      if (s && nowSec < s.periodEnd && s.left >= cost) return s;
-    }
-    const want = s?.scarce ? cost : Math.max(cost, this.o.blockSize);
-    const state = await this.report(orgId, nowSec, want);
-    return state ? this.teams.get(orgId) : undefined;
   }
 
   /** Sends the unsent charges of a team and asks for `want` more credits; creates the team's entry. */
@@ -114,6 +120,8 @@ export class BlockCreditLedger implements CreditLedger {
       };
       this.teams.set(orgId, team);
     }
+    // One report of a team at a time: answers applied out of order would restore a stale block.
+    while (team.reserving) await team.reserving;
     const sent = team.unsent;
     team.unsent = 0;
     team.sending += sent;
@@ -164,14 +172,17 @@ export class BlockCreditLedger implements CreditLedger {
   async get(orgId: string, nowSec: number): Promise<(CreditBalance & CreditPlan) | undefined> {
     const v = await this.blocks.view(orgId, nowSec);
     const s = this.teams.get(orgId);
-    return v && { ...v, balance: Math.max(0, v.balance - (s ? s.unsent + s.sending : 0)) };
+    // Unsent charges of a period that has ended went with it.
+    const unsent = s && s.periodEnd === v?.resetsAt ? s.unsent + s.sending : 0;
+    return v && { ...v, balance: Math.max(0, v.balance - unsent) };
   }
 
   async consume(orgId: string, amount: number, nowSec: number): Promise<CreditBalance> {
     let s = this.teams.get(orgId);
     if (s?.reserving) await s.reserving;
-    // A team this node holds no block of: learn its period first, so the charge is recorded in it.
-    if (!s || s.periodEnd === 0) {
+    // A team this node holds no block of, or whose period has ended: learn the period first, so the
+    // charge is recorded in the one it belongs to.
+    if (!s || nowSec >= s.periodEnd) {
       if (!(await this.report(orgId, nowSec, 0))) return { balance: 0, resetsAt: nowSec };
       s = this.teams.get(orgId)!;
     }
@@ -267,36 +278,13 @@ export class BlockCreditLedger implements CreditLedger {
     return out;
   }
 
-  /** Flushes every intervalMs; while flushes fail the wait doubles up to a second and charges stay for the next one. */
-  flushEvery(intervalMs: number, hooks: { onFailing?: (err: Error, credits: number) => void; onRecovered?: (ms: number) => void } = {}): void {
-    let delay = intervalMs;
-    const tick = () => {
-      this.flush()
-        .then(
-          () => {
-            if (this.failingSince !== undefined) hooks.onRecovered?.(this.o.nowMs() - this.failingSince);
-            this.failingSince = undefined;
-            delay = intervalMs;
-          },
-          (e: Error) => {
-            this.lastError = e.message;
-            if (this.failingSince === undefined) {
-              this.failingSince = this.o.nowMs();
-              hooks.onFailing?.(e, this.unsentCredits);
-            }
-            delay = Math.min(Math.max(delay * 2, intervalMs), 1_000);
-          },
-        )
-        .finally(() => {
-          if (this.timer !== undefined) this.timer = setTimeout(tick, delay).unref();
-        });
-    };
-    this.timer = setTimeout(tick, delay).unref();
+  /** Flushes every intervalMs until stopFlushing(), backing off while flushes fail (flush-loop.ts). */
+  flushEvery(intervalMs: number, hooks: FlushHooks = {}): void {
+    this.loop.start(intervalMs, hooks);
   }
 
   stopFlushing(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.loop.stop();
   }
 
   /** Gives every block back (shutdown): the node's unspent credits return to their teams at once. */
@@ -305,9 +293,8 @@ export class BlockCreditLedger implements CreditLedger {
     for (const orgId of [...this.teams.keys()]) await this.settle(orgId, nowSec);
   }
 
+  /** What /health says while charges cannot be written. */
   problems(): string[] {
-    if (this.failingSince === undefined) return [];
-    const s = Math.round((this.o.nowMs() - this.failingSince) / 1000);
-    return [`credits: ${this.unsentCredits} charged credits not yet recorded for ${s} s (${this.lastError}); they are kept and retried`];
+    return this.loop.problems();
   }
 }

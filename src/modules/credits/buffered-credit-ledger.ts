@@ -1,4 +1,5 @@
 import type { MaybePromise } from '../../lib/maybe-promise.ts';
+import { FlushLoop, type FlushHooks } from './flush-loop.ts';
 import { nextPeriodEnd, type CreditBalance, type CreditLedger, type CreditPlan, type DebitResult } from './credit-ledger.ts';
 
 interface TeamState {
@@ -23,22 +24,14 @@ interface TeamState {
  * answer also brings in changes other processes made (an operator's `credits set`). A crash loses at
  * most one flush interval of charges: customers may be under-charged, never over-charged.
  */
-export interface FlushHooks {
-  /** The first flush that failed after a success: charges stay buffered and are sent again. */
-  onFailing?: (err: Error, pendingCredits: number) => void;
-  /** The first flush that succeeded after failures. */
-  onRecovered?: (failedForMs: number) => void;
-}
-
-/** Flushes back off from the interval to this while they fail (ms). */
-const MAX_FLUSH_BACKOFF_MS = 1_000;
-
 export class BufferedCreditLedger implements CreditLedger {
   private readonly teams = new Map<string, TeamState>();
   private flushing: Promise<void> | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private failingSince: number | undefined;
-  private lastError = '';
+  private readonly loop = new FlushLoop(
+    () => this.flush(),
+    () => this.nowMs(),
+    () => this.unsentCredits,
+  );
 
   constructor(
     private readonly inner: CreditLedger,
@@ -202,45 +195,18 @@ export class BufferedCreditLedger implements CreditLedger {
     return n;
   }
 
-  /**
-   * Flushes every intervalMs; while flushes fail, the wait doubles up to a second, and the charges
-   * stay buffered for the next attempt. stop() ends the loop (close() then flushes once more).
-   */
+  /** Flushes every intervalMs until stopFlushing(), backing off while flushes fail (flush-loop.ts). */
   flushEvery(intervalMs: number, hooks: FlushHooks = {}): void {
-    let delay = intervalMs;
-    const tick = () => {
-      this.flush()
-        .then(
-          () => {
-            if (this.failingSince !== undefined) hooks.onRecovered?.(this.nowMs() - this.failingSince);
-            this.failingSince = undefined;
-            delay = intervalMs;
-          },
-          (e: Error) => {
-            this.lastError = e.message;
-            if (this.failingSince === undefined) {
-              this.failingSince = this.nowMs();
-              hooks.onFailing?.(e, this.unsentCredits);
-            }
-            delay = Math.min(Math.max(delay * 2, intervalMs), MAX_FLUSH_BACKOFF_MS);
-          },
-        )
-        .finally(() => {
-          if (this.timer !== undefined) this.timer = setTimeout(tick, delay).unref();
-        });
-    };
-    this.timer = setTimeout(tick, delay).unref();
+    this.loop.start(intervalMs, hooks);
   }
 
   stopFlushing(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.loop.stop();
   }
 
   /** What /health says while charges cannot be written. */
+  /** What /health says while charges cannot be written. */
   problems(): string[] {
-    if (this.failingSince === undefined) return [];
-    const s = Math.round((this.nowMs() - this.failingSince) / 1000);
-    return [`credits: ${this.unsentCredits} charged credits not yet written for ${s} s (${this.lastError}); they are kept and retried`];
+    return this.loop.problems();
   }
 }
