@@ -172,7 +172,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     lookup: new LookupService(lookupData, deps.intelligence ?? intel!, stores.ledger, clock),
     domains: new DomainService(deps.domainSource ?? domainAggregates, stores.ledger, clock),
     ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),
-    streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer }),
+    streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer, clock }),
     exports: new ExportService(stores.snapshots, stores.objects, new CursorCodec(stores.signingKeys), clock),
     runExportJob: (request) => exportRuntime.run(request),
     health: async () => {

@@ -144,7 +144,7 @@ export class Metrics {
   });
   readonly streamsEnded = new Counter({
     name: 'umbra_streams_ended_total',
-    help: 'Live feed streams ended, by feed and reason (lifetime, client_closed, slow_consumer, backend, server_closing)',
+    help: 'Live feed streams ended, by feed and reason (lifetime, client_closed, slow_consumer, backend, server_closing, lease_lost)',
     labelNames: ['feed', 'reason'] as const,
     registers: [this.registry],
   });

@@ -121,7 +121,7 @@ export function createStores(
         signingKeys,
         feedLog,
         bus,
-        slots: new MemoryStreamSlots(),
+        slots: new MemoryStreamSlots({ clock }),
         accounts: new SqliteAccountStore(db),
         limits: new SqliteLimitStore(db),
         ledger,

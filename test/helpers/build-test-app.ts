@@ -7,7 +7,7 @@ import { parseConfig, type Config } from '../../src/config.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { SCOPES, type Scope } from '../../src/modules/accounts/scopes.ts';
-import { createStores } from '../../src/storage/index.ts';
+import { createStores, type Stores } from '../../src/storage/index.ts';
 import { tinyDataset } from './tiny-dataset.ts';
 
 export interface TestApp extends App {
@@ -26,14 +26,22 @@ export interface TestApp extends App {
 
 let teams = 0;
 
-/** A full app on an in-memory embedded store with a manual clock, closed when the test ends. */
-export async function buildTestApp(t: TestContext, deps: Partial<AppDeps> = {}, env: Record<string, string> = {}): Promise<TestApp> {
+/**
+ * A full app on an in-memory embedded store with a manual clock, closed when the test ends. `stores`
+ * may replace some of the embedded stores (built on the app's clock) before the app is wired.
+ */
+export async function buildTestApp(
+  t: TestContext,
+  deps: Partial<AppDeps> = {},
+  env: Record<string, string> = {},
+  stores: (made: Stores, clock: ManualClock) => Stores = (made) => made,
+): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'umbra-test-'));
   const config = { ...parseConfig({ UMBRA_LOG_LEVEL: 'silent', UMBRA_DATA_DIR: dataDir, ...env }), sqliteFile: ':memory:' };
   const clock = (deps.clock as ManualClock | undefined) ?? new ManualClock();
   const app = await buildApp(config, {
     dataset: tinyDataset,
-    stores: createStores(config, clock),
+    stores: stores(createStores(config, clock), clock),
     logger: createLogger('silent'),
     ...deps,
     clock,

@@ -97,10 +97,15 @@ async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStrea
   count(
     ctx,
     feed,
-    why === 'client_closed' ? status.CANCELLED : why === 'slow_consumer' || why === 'backend' ? status.UNAVAILABLE : status.OK,
+    why === 'client_closed'
+      ? status.CANCELLED
+      : why === 'slow_consumer' || why === 'backend' || why === 'lease_lost'
+        ? status.UNAVAILABLE
+        : status.OK,
   );
   if (why === 'client_closed') return;
-  // Routine ends are OK (the client reconnects at once); a consumer cut off or a failed backend is UNAVAILABLE, which clients retry.
+  // Routine ends are OK (the client reconnects at once); a consumer cut off, a failed backend or a lost
+  // slot is UNAVAILABLE, which clients retry with backoff.
   if (why === 'slow_consumer')
     fail(call, {
       code: status.UNAVAILABLE,
@@ -109,5 +114,11 @@ async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStrea
     });
   else if (why === 'backend')
     fail(call, { code: status.UNAVAILABLE, details: 'The streaming backend is unavailable; retry shortly.', metadata: new Metadata() });
+  else if (why === 'lease_lost')
+    fail(call, {
+      code: status.UNAVAILABLE,
+      details: "The stream could not keep its slot of the team's concurrent-stream allowance; reconnect shortly.",
+      metadata: new Metadata(),
+    });
   else call.end();
 }

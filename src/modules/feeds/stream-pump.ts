@@ -2,8 +2,11 @@ import { drained, type Drainable } from '../../lib/drained.ts';
 import type { FeedMessage } from './feed-bus.ts';
 import type { FeedStream } from './stream-service.ts';
 
-/** Why a live stream ended: its metric label, and what its transport answers. */
-export type StreamEnd = 'lifetime' | 'client_closed' | 'slow_consumer' | 'backend' | 'server_closing';
+/**
+ * Why a live stream ended: its metric label, and what its transport answers. `lease_lost`: the stream's
+ * slot of the team's allowance could not be kept (StreamService), so it ends rather than run uncounted.
+ */
+export type StreamEnd = 'lifetime' | 'client_closed' | 'slow_consumer' | 'backend' | 'server_closing' | 'lease_lost';
 
 /** Where a stream goes: an NDJSON response, a gRPC server stream. */
 export interface StreamSink extends Drainable {
@@ -29,8 +32,8 @@ export interface PumpOptions {
 /**
  * The one life of a live stream, whatever its transport: batches written as they come, backpressure
  * (waits for 'drain'), keepalives while idle, the lifetime close, a slow consumer or a failed backend
- * cut off, the server's shutdown, and the stream slot freed in `finally` whatever ended it. The
- * transport writes the head before and the ending after, from the StreamEnd this returns.
+ * cut off, a lost slot lease, the server's shutdown, and the stream slot freed in `finally` whatever
+ * ended it. The transport writes the head before and the ending after, from the StreamEnd this returns.
  */
 export async function pumpStream(stream: FeedStream, sink: StreamSink, options: PumpOptions): Promise<StreamEnd> {
   let end: StreamEnd = 'lifetime';
@@ -44,8 +47,10 @@ export async function pumpStream(stream: FeedStream, sink: StreamSink, options: 
   };
   const onOverflow = () => finish('slow_consumer');
   const onClosing = () => finish('server_closing');
+  const onLeaseLost = () => finish('lease_lost');
   const stopListening = sink.onPeerGone(() => finish('client_closed'));
   stream.overflow.addEventListener('abort', onOverflow);
+  stream.leaseLost.addEventListener('abort', onLeaseLost);
   options.closing.addEventListener('abort', onClosing);
   const lifetime = setTimeout(() => finish('lifetime'), options.lifetimeMs);
   let lastWrite = Date.now();
@@ -64,6 +69,7 @@ export async function pumpStream(stream: FeedStream, sink: StreamSink, options: 
       : undefined;
   if (sink.peerGone()) finish('client_closed');
   if (options.closing.aborted) finish('server_closing');
+  if (stream.leaseLost.aborted) finish('lease_lost');
   try {
     const it = stream.messages[Symbol.asyncIterator]();
     while (!stop.signal.aborted) {
@@ -84,6 +90,7 @@ export async function pumpStream(stream: FeedStream, sink: StreamSink, options: 
     clearInterval(keepalive);
     stopListening();
     stream.overflow.removeEventListener('abort', onOverflow);
+    stream.leaseLost.removeEventListener('abort', onLeaseLost);
     options.closing.removeEventListener('abort', onClosing);
     await stream.close();
   }

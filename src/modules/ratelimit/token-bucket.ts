@@ -8,8 +8,11 @@ export interface BucketState {
 }
 
 /**
- * Pure token-bucket step shared by every backend (the Redis Lua script does the same arithmetic).
- * A new bucket starts full. Tokens refill continuously at rule.rate per second up to rule.burst.
+ * Pure token-bucket step shared by every backend (the Redis Lua script does the same arithmetic, in the
+ * same order, on the same doubles). A new bucket starts full. Tokens refill continuously at rule.rate
+ * per second up to rule.burst. A take stamped before the bucket's last one (another node whose clock
+ * is behind) refills nothing and leaves the stamp where it was, so clocks that disagree a little never
+ * refill the same interval twice.
  */
 export function takeToken(
   state: BucketState | undefined,
@@ -18,21 +21,25 @@ export function takeToken(
   cost = 1,
 ): { state: BucketState; decision: RateDecision } {
   let tokens = rule.burst;
+  let updatedMs = nowMs;
   if (state) {
     const elapsed = Math.max(0, nowMs - state.updatedMs) / 1000;
     tokens = Math.min(rule.burst, state.tokens + elapsed * rule.rate);
+    if (state.updatedMs > nowMs) updatedMs = state.updatedMs;
   }
   const allowed = tokens >= cost;
   if (allowed) tokens -= cost;
+  return { state: { tokens, updatedMs }, decision: bucketDecision(rule, tokens, allowed, cost) };
+}
+
+/** What a take tells the client, from the tokens left after it: the one rounding of every backend. */
+export function bucketDecision(rule: BucketRule, tokens: number, allowed: boolean, cost: number): RateDecision {
   return {
-    state: { tokens, updatedMs: nowMs },
-    decision: {
-      allowed,
-      limit: rule.burst,
-      remaining: Math.max(0, Math.floor(tokens + 1e-9)),
-      resetSeconds: secondsTo(rule.burst - tokens, rule.rate),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, secondsTo(cost - tokens, rule.rate)),
-    },
+    allowed,
+    limit: rule.burst,
+    remaining: Math.max(0, Math.floor(tokens + 1e-9)),
+    resetSeconds: secondsTo(rule.burst - tokens, rule.rate),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, secondsTo(cost - tokens, rule.rate)),
   };
 }
 

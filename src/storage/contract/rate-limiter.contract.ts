@@ -55,5 +55,22 @@ export function rateLimiterContract(backend: string, make: () => Promise<{ limit
         await close();
       }
     });
+
+    it('should neither refill nor rewind a bucket for a take stamped before its last one (a node whose clock is behind)', async () => {
+      const { limiter, close } = await make();
+      try {
+        const rule = { rate: 10, burst: 10 };
+        for (let i = 0; i < 10; i++) assert.equal((await limiter.take('t:e', rule, 10_000)).allowed, true);
+        const behind = await limiter.take('t:e', rule, 9_000);
+        assert.deepEqual(behind, { allowed: false, limit: 10, remaining: 0, resetSeconds: 1, retryAfterSeconds: 1 });
+        // 100 ms after the bucket's own stamp refills one token, not the 1.1 s since the late take.
+        const next = await limiter.take('t:e', rule, 10_100);
+        assert.equal(next.allowed, true);
+        assert.equal(next.remaining, 0);
+        assert.equal((await limiter.take('t:e', rule, 10_100)).allowed, false);
+      } finally {
+        await close();
+      }
+    });
   });
 }

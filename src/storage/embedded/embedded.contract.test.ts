@@ -67,7 +67,7 @@ feedBusContract('memory', async () => {
   return { bus, close: () => bus.close() };
 });
 
-streamSlotsContract('memory', async () => ({ slots: new MemoryStreamSlots(), close: async () => {} }));
+streamSlotsContract('memory', async (setup) => ({ slots: new MemoryStreamSlots(setup), close: async () => {} }));
 
 intelListStoreContract('files', async () => {
   const root = mkdtempSync(join(tmpdir(), 'umbra-lists-'));

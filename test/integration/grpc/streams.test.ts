@@ -7,9 +7,10 @@ import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { dropNulls, grpcClient, grpcToJson } from '../../helpers/grpc-client.ts';
 import { openStream } from '../../helpers/stream-client.ts';
+import { MemoryStreamSlots } from '../../../src/storage/embedded/memory-stream-slots.ts';
 
-async function listening(t: TestContext, env: Record<string, string> = {}) {
-  const app = await buildTestApp(t, {}, env);
+async function listening(t: TestContext, env: Record<string, string> = {}, stores?: Parameters<typeof buildTestApp>[3]) {
+  const app = await buildTestApp(t, {}, env, stores);
   await app.http.listen({ port: 0, host: '127.0.0.1' });
   const port = await app.grpc.listen('127.0.0.1', 0);
   const client = grpcClient(port);
@@ -97,6 +98,20 @@ describe('gRPC stream limits', () => {
     assert.equal(s.code, status.OK);
     assert.ok(Date.now() - started >= 140, 'not before the lifetime');
     assert.equal(await app.stores.slots.count(orgId), 0);
+  });
+
+  it('should end a call with UNAVAILABLE when its slot lease is lost', async (t) => {
+    // A 60 ms lease is renewed every 20 ms; its expiry follows the app's manual clock.
+    const { app, client } = await listening(t, {}, (made, clock) => ({ ...made, slots: new MemoryStreamSlots({ ttlMs: 60, clock }) }));
+    const { key, orgId } = await app.team({ maxStreams: 1 });
+    const call = client.stream('StreamProxies', key);
+    await until(async () => (await app.stores.slots.count(orgId)) === 1);
+    app.clock.advance(60);
+    const s = await call.status;
+    assert.equal(s.code, status.UNAVAILABLE, 'retried by clients, with backoff');
+    assert.match(s.details, /could not keep its slot/);
+    const metrics = (await app.http.inject({ url: '/metrics' })).body;
+    assert.match(metrics, /umbra_streams_ended_total\{feed="proxies",reason="lease_lost"\} 1/);
   });
 
   it('should refuse without a key, without the stream scope, and when the connection bucket is empty', async (t) => {

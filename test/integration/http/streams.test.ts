@@ -6,9 +6,14 @@ import type { Scope } from '../../../src/modules/accounts/scopes.ts';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { openStream } from '../../helpers/stream-client.ts';
+import { MemoryStreamSlots } from '../../../src/storage/embedded/memory-stream-slots.ts';
 
-async function listening(t: TestContext, env: Record<string, string> = {}): Promise<{ app: TestApp; port: number }> {
-  const app = await buildTestApp(t, {}, env);
+async function listening(
+  t: TestContext,
+  env: Record<string, string> = {},
+  stores?: Parameters<typeof buildTestApp>[3],
+): Promise<{ app: TestApp; port: number }> {
+  const app = await buildTestApp(t, {}, env, stores);
   await app.http.listen({ port: 0, host: '127.0.0.1' });
   return { app, port: (app.http.server.address() as { port: number }).port };
 }
@@ -118,6 +123,21 @@ describe('GET /api/v4/feeds/{S}/stream', () => {
     assert.equal(again.status, 200);
     again.close();
     await until(async () => (await app.stores.slots.count(orgId)) === 0);
+  });
+
+  it('should end a stream cleanly when it loses its slot lease, counted as lease_lost', async (t) => {
+    // A 60 ms lease is renewed every 20 ms; its expiry follows the app's manual clock.
+    const { app, port } = await listening(t, {}, (made, clock) => ({ ...made, slots: new MemoryStreamSlots({ ttlMs: 60, clock }) }));
+    const { key, orgId } = await app.team({ maxStreams: 1 });
+    const s = await openStream(port, '/api/v4/feeds/proxies/stream', key);
+    assert.equal(s.status, 200);
+    // The node stalled past the TTL: its lease lapsed, and another node's stream took the team's one slot.
+    app.clock.advance(60);
+    assert.ok(await app.stores.slots.acquire(orgId, 1));
+    assert.equal(await s.ended, 'end', 'closed cleanly, so the client reconnects');
+    assert.equal(await app.stores.slots.count(orgId), 1, 'the team holds its allowance, not one more');
+    const metrics = (await app.http.inject({ url: '/metrics' })).body;
+    assert.match(metrics, /umbra_streams_ended_total\{feed="proxies",reason="lease_lost"\} 1/);
   });
 
   it('should answer 503 when the streaming backend is down, and end open streams', async (t) => {
