@@ -103,7 +103,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   const clock = deps.clock ?? systemClock;
   const crypto = deps.crypto ?? nodeKeyCrypto;
   const logger = deps.logger ?? createLogger(config.logLevel);
-  const stores = deps.stores ?? createStores(config, clock, logger);
+  const stores = deps.stores ?? (await createStores(config, clock, logger));
   const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics });
   const lookupData = new LookupData(deps.dataset);
   const domainAggregates = new DomainAggregates();

@@ -57,11 +57,11 @@ export const cliStoreLog = {
 export const CLI_BUSY_DEADLINE_MS = 10_000;
 
 /** The stores a CLI verb works on. */
-export const cliStores = (config: Config): Stores => createStores(config, systemClock, cliStoreLog, CLI_BUSY_DEADLINE_MS);
+export const cliStores = (config: Config): Promise<Stores> => createStores(config, systemClock, cliStoreLog, CLI_BUSY_DEADLINE_MS);
 
 /** The admin service on the configured store; the store is closed when `use` finishes. */
 export async function withAdmin<T>(config: Config, use: (admin: AdminService, stores: Stores) => Promise<T>): Promise<T> {
-  const stores = cliStores(config);
+  const stores = await cliStores(config);
   try {
     return await use(new AdminService(stores.accounts, stores.limits, stores.ledger, nodeKeyCrypto, systemClock), stores);
   } finally {

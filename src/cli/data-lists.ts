@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { systemClock } from '../lib/clock.ts';
 import { LIST_KINDS, listKind, providerTag } from '../modules/intel/lists/list-kinds.ts';
 import { ListImporter, ListImportError, type ImportSummary } from '../modules/intel/lists/list-importer.ts';
+import type { Config } from '../config.ts';
+import type { IntelListStore } from '../modules/intel/lists/intel-list.ts';
 import { createListStore } from '../storage/index.ts';
 import { action } from './context.ts';
 import { EXIT, UsageError, type Output } from './output.ts';
@@ -47,10 +49,11 @@ export function registerListVerbs(data: Command): void {
         if (!listKind(kind)) throw new UsageError(`unknown list kind '${kind}'; one of ${LIST_KINDS.join(', ')}`);
         const bytes = await readInput(file);
         out.info(`reading ${file === '-' ? 'standard input' : file} (${bytes.length} bytes)`);
-        const importer = new ListImporter(createListStore(config()), systemClock, sha256);
         let s: ImportSummary;
         try {
-          s = await importer.import({ kind, provider: o.provider, bytes, sections: o.section?.split(',') });
+          s = await withListStore(config(), (store) =>
+            new ListImporter(store, systemClock, sha256).import({ kind, provider: o.provider, bytes, sections: o.section?.split(',') }),
+          );
         } catch (e) {
           if (e instanceof ListImportError) throw new UsageError(e.message);
           throw e;
@@ -66,7 +69,7 @@ export function registerListVerbs(data: Command): void {
     .description('the imported lists: kind, provider, version, import time, format and range count')
     .action(
       action(async (out, config) => {
-        const lists = (await createListStore(config()).all())
+        const lists = (await withListStore(config(), (store) => store.all()))
           .map(({ kind, provider, version, imported_at, format, cidrs }) => ({
             kind,
             provider,
@@ -111,7 +114,7 @@ export function registerListVerbs(data: Command): void {
         if (!kind) throw new UsageError(`unknown list kind '${kindText}'; one of ${LIST_KINDS.join(', ')}`);
         const provider = providerTag(o.provider);
         if (!provider) throw new UsageError(`bad provider tag '${o.provider}'`);
-        const removed = await createListStore(config()).remove(kind, provider);
+        const removed = await withListStore(config(), (store) => store.remove(kind, provider));
         out.result({ kind, provider, removed }, () =>
           removed ? `removed ${kind}/${provider}` : `no list ${kind}/${provider}; nothing removed`,
         );
@@ -144,4 +147,14 @@ function report(out: Output, s: ImportSummary): void {
     if (s.normalised > s.notes.length) lines.push(`  … and ${s.normalised - s.notes.length} more`);
     return lines.join('\n');
   });
+}
+
+/** The configured list store for one verb, closed after it. */
+async function withListStore<T>(config: Config, use: (store: IntelListStore) => Promise<T>): Promise<T> {
+  const lists = createListStore(config);
+  try {
+    return await use(lists.store);
+  } finally {
+    await lists.close();
+  }
 }

@@ -71,7 +71,7 @@ export function registerData(program: Command): void {
         if (!existsSync(c.datasetFile)) throw new UsageError(`no IP dataset at ${c.datasetFile}; build it with 'umbra data build'`);
         const { readDatasetHeader } = await import('../modules/dataset/dataset-reader.ts');
         const header = readDatasetHeader(c.datasetFile);
-        const stores = cliStores(c);
+        const stores = await cliStores(c);
         let status: DataStatus;
         try {
           status = await dataStatus({ ...header.info, file: c.datasetFile, bytes: statSync(c.datasetFile).size }, stores, FEED_IDS);

@@ -29,7 +29,7 @@ function feedsOf(name: string | undefined): FeedDef[] {
  * a crash interrupted, so a job starts from a catalog that matches the store.
  */
 async function withJobs<T>(config: Config, out: Output, use: (deps: ExportJobDeps) => Promise<T>): Promise<T> {
-  const stores = cliStores({ ...config, signingKeys: signingKeys(config) });
+  const stores = await cliStores({ ...config, signingKeys: signingKeys(config) });
   const writer = await ParquetWriter.create({ spoolDir: join(config.dataDir, 'export-work') });
   try {
     const deps: ExportJobDeps = {
@@ -140,7 +140,7 @@ export function registerExports(program: Command): void {
         const [feed] = feedsOf(name);
         const limit = wholeArg('limit', o.limit, 1) ?? 100;
         const config = configOf();
-        const stores = cliStores({ ...config, signingKeys: signingKeys(config) });
+        const stores = await cliStores({ ...config, signingKeys: signingKeys(config) });
         try {
           const { items } = await stores.snapshots.list(feed!.id, { limit });
           out.result(items, () =>

@@ -10,9 +10,8 @@ import { FEED_IDS, findFeed, type FeedDef } from '../modules/feeds/feed-catalog.
 import { RecordValidator } from '../modules/feeds/feed-records.ts';
 import { IngestInterrupted, IngestService, type IngestSummary } from '../modules/feeds/ingest-service.ts';
 import { ndjsonFromBytes } from '../modules/feeds/line-splitter.ts';
-import { FileFeedLog } from '../storage/embedded/file-feed-log.ts';
-import { MemoryFeedBus } from '../storage/embedded/memory-feed-bus.ts';
-import { action } from './context.ts';
+import { createFeedStores } from '../storage/index.ts';
+import { action, cliStoreLog } from './context.ts';
 import { operatorToken } from './local-secrets.ts';
 import { dataDirState, describeOwner, withDataDir } from './local-server.ts';
 import { EXIT, UsageError, type Output } from './output.ts';
@@ -71,7 +70,9 @@ export function registerIngest(program: Command): void {
         });
         // Where the records go: the server named, else the server holding the data dir (found from the
         // data dir itself), else the data dir, held while writing. Never past a running server.
-        const state = o.server ? undefined : dataDirState(config);
+        // Distributed mode has no data dir to own: without --server the records go straight to JetStream,
+        // from where every node receives them.
+        const state = o.server || config.storage === 'distributed' ? undefined : dataDirState(config);
         if (state?.kind === 'server' && o.local)
           throw new UsageError(`a server runs on this data dir: ${describeOwner(state.owner)}; records must go through it (drop --local)`);
         if (state?.kind === 'busy')
@@ -85,7 +86,9 @@ export function registerIngest(program: Command): void {
         try {
           summary = server
             ? await remote(server, config, feed, format, input, out)
-            : await withDataDir(config, 'ingest', () => local(config, feed, format, input));
+            : config.storage === 'distributed'
+              ? await local(config, feed, format, input)
+              : await withDataDir(config, 'ingest', () => local(config, feed, format, input));
         } catch (e) {
           if (!(e instanceof IngestInterrupted || e instanceof IngestStopped)) throw e;
           // A storage fault stopped the ingest: say what was stored, and exit as for partial work.
@@ -102,14 +105,14 @@ export function registerIngest(program: Command): void {
     );
 }
 
+/** Ingests through the configured feed log and bus: the data dir's files, or JetStream in distributed mode. */
 async function local(config: Config, feed: FeedDef, format: string, input: Readable): Promise<IngestSummary> {
-  const log = new FileFeedLog(config.feedLogDir);
-  const warn = (obj: object, msg: string) => process.stderr.write(`${msg} ${JSON.stringify(obj)}\n`);
-  const service = new IngestService(log, new MemoryFeedBus(), new RecordValidator(() => systemClock.now()), { warn });
+  const stores = await createFeedStores(config, cliStoreLog);
+  const service = new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => systemClock.now()), cliStoreLog);
   try {
     return await service.ingest(feed, format === 'csv' ? csvItems(feed, input) : ndjsonFromBytes(input));
   } finally {
-    await log.close();
+    await stores.close();
   }
 }
 

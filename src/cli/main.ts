@@ -6,6 +6,7 @@ import { EXIT } from './output.ts';
 import { registerServe } from './serve.ts';
 import { registerIngest } from './ingest.ts';
 import { registerExports } from './exports.ts';
+import { registerMigrate } from './migrate.ts';
 
 /** Entry of the `umbra` command; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -25,6 +26,7 @@ export async function main(argv: string[]): Promise<number> {
   registerData(program);
   registerIngest(program);
   registerExports(program);
+  registerMigrate(program);
   program.commands.forEach(function deep(c: Command) {
     c.exitOverride();
     c.commands.forEach(deep);

@@ -41,7 +41,7 @@ export async function buildTestApp(
   const clock = (deps.clock as ManualClock | undefined) ?? new ManualClock();
   const app = await buildApp(config, {
     dataset: tinyDataset,
-    stores: stores(createStores(config, clock), clock),
+    stores: stores(await createStores(config, clock), clock),
     logger: createLogger('silent'),
     ...deps,
     clock,

@@ -33,7 +33,7 @@ describe('serving from a feed log with damaged lines', () => {
       `${[events[0], events[1], events[2]!.slice(0, 40) + events[3], 'null', '\u0000\u0000\u0000', events[4], events[5]].join('\n')}\n`,
     );
     const clock = new ManualClock(NOW);
-    const app = await buildTestApp(t, { clock, stores: createStores(config, clock), exportJobs: true });
+    const app = await buildTestApp(t, { clock, stores: await createStores(config, clock), exportJobs: true });
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));
     const { key } = await app.team();
     const res = await app.http.inject({ url: '/api/v4/lookup/domain/acme-logistics.com?limit=100', headers: { 'x-api-key': key } });

@@ -48,7 +48,7 @@ async function setup(t: TestContext) {
       },
     });
   const dataDir = mkdtempSync(join(tmpdir(), 'umbra-dl-'));
-  const stores = createStores({ ...parseConfig({ UMBRA_DATA_DIR: dataDir }), sqliteFile: ':memory:' }, clock);
+  const stores = await createStores({ ...parseConfig({ UMBRA_DATA_DIR: dataDir }), sqliteFile: ":memory:" }, clock);
   const app = await buildTestApp(t, { clock, stores: { ...stores, objects: wrap(stores.objects) } });
   // After the app's own cleanup, which closes these stores.
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
