@@ -135,6 +135,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     },
     feeds: FEED_LIST.map((f) => f.id),
     scheduled: Boolean(deps.exportJobs),
+    lock: stores.jobLock,
     hooks: {
       onDone: (job) => {
         metrics.exportJobs.inc({ kind: job.kind, outcome: 'done' });

@@ -61,7 +61,10 @@ describe('configuration', () => {
         return true;
       },
     );
-    assert.throws(() => parseConfig({ ...DISTRIBUTED, S3_SECRET_ACCESS_KEY: undefined }), /set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY/);
+    assert.throws(
+      () => parseConfig({ ...DISTRIBUTED, S3_SECRET_ACCESS_KEY: undefined }),
+      /set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY/,
+    );
     assert.throws(() => parseConfig({ ...DISTRIBUTED, UMBRA_DB_SCHEMA: 'Robert"; DROP' }), /UMBRA_DB_SCHEMA/);
   });
 

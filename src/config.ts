@@ -276,7 +276,9 @@ function distributedConfig(c: z.infer<typeof ConfigSchema>): DistributedConfig {
       bucket: c.S3_BUCKET!,
       region: c.S3_REGION,
       credentials:
-        c.S3_ACCESS_KEY_ID && c.S3_SECRET_ACCESS_KEY ? { accessKeyId: c.S3_ACCESS_KEY_ID, secretAccessKey: c.S3_SECRET_ACCESS_KEY } : undefined,
+        c.S3_ACCESS_KEY_ID && c.S3_SECRET_ACCESS_KEY
+          ? { accessKeyId: c.S3_ACCESS_KEY_ID, secretAccessKey: c.S3_SECRET_ACCESS_KEY }
+          : undefined,
       forcePathStyle: c.S3_FORCE_PATH_STYLE === 'true',
       prefix: c.S3_PREFIX,
     },

@@ -1,6 +1,7 @@
 import type { StoreVitals } from '../metrics.ts';
 import type { AccountStore } from '../modules/accounts/account-store.ts';
 import type { CreditLedger } from '../modules/credits/credit-ledger.ts';
+import type { JobLock } from '../modules/exports/job-lock.ts';
 import type { ObjectStore } from '../modules/exports/object-store.ts';
 import type { SnapshotCatalog } from '../modules/exports/snapshot-catalog.ts';
 import type { FeedBus } from '../modules/feeds/feed-bus.ts';
@@ -26,6 +27,8 @@ export interface Stores {
   snapshots: SnapshotCatalog;
   lists: IntelListStore;
   overlays: OverlayStore;
+  /** Whose turn it is to run export jobs among the nodes. */
+  jobLock: JobLock;
   /** Download URL and cursor signing secrets, current first. */
   signingKeys: Array<{ id: string; secret: string }>;
   /** Problems that make the service unhealthy right now (empty when healthy). */

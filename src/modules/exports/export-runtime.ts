@@ -2,11 +2,16 @@ import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { FeedId } from '../feeds/feed-catalog.ts';
 import type { DamageReport, ExportJobDeps } from './export-job.ts';
 import { ExportScheduler, type SchedulerHooks } from './export-scheduler.ts';
+import { AppError } from '../../errors.ts';
 import { JobLane } from './job-lane.ts';
+import { EXPORT_LOCK, LocalJobLock, type HeldLock, type JobLock } from './job-lock.ts';
 import { manualJob, runManualJob, type ManualJobRequest } from './manual-jobs.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 import { recoverPublishes, type RecoveryReport } from './publish-recovery.ts';
 import type { Snapshot } from './snapshot-catalog.ts';
+
+/** How long a job asked for by hand waits for another node's pass to finish (ms). */
+const LOCK_WAIT_MS = 60_000;
 
 export interface ExportRuntimeOptions {
   /** The stores and clock the jobs work on; the writer is made here, on first use. */
@@ -14,6 +19,8 @@ export interface ExportRuntimeOptions {
   feeds: readonly FeedId[];
   /** Run the hourly and daily jobs on their schedule (UMBRA_EXPORT_JOBS); manual jobs run either way. */
   scheduled: boolean;
+  /** Whose turn it is among the nodes (distributed mode); default: this process alone. */
+  lock?: JobLock;
   hooks: Pick<SchedulerHooks, 'onDone' | 'onError'> & {
     onDamagedLines: (r: DamageReport) => void;
     onRecovered: (r: RecoveryReport) => void;
@@ -32,7 +39,11 @@ export class ExportRuntime implements Lifecycle {
   private jobDeps: ExportJobDeps | undefined;
   scheduler: ExportScheduler | undefined;
 
-  constructor(private readonly o: ExportRuntimeOptions) {}
+  private readonly lock: JobLock;
+
+  constructor(private readonly o: ExportRuntimeOptions) {
+    this.lock = o.lock ?? new LocalJobLock();
+  }
 
   private async deps(): Promise<ExportJobDeps> {
     this.writer ??= await ParquetWriter.create({ spoolDir: this.o.deps.workDir });
@@ -49,19 +60,39 @@ export class ExportRuntime implements Lifecycle {
       undefined,
       { onDone, onError, onDamagedLines, onRecovered },
       this.lane,
+      this.lock,
     );
     this.scheduler.start();
   }
 
-  /** Validates and runs an operator's job now, after settling publishes a crash interrupted. */
+  /**
+   * Validates and runs an operator's job now, after settling publishes a crash interrupted; waits for
+   * a pass another node is running (up to LOCK_WAIT_MS, then 503).
+   */
   run(request: ManualJobRequest): Promise<Snapshot[]> {
     const job = manualJob(request, this.o.deps.clock.now());
     return this.lane.run(async () => {
-      const deps = await this.deps();
-      const settled = await recoverPublishes(deps);
-      if (settled.completed.length + settled.abandoned.length > 0) this.o.hooks.onRecovered(settled);
-      return runManualJob(deps, job);
+      const held = await this.waitForLock();
+      try {
+        const deps = await this.deps();
+        const settled = await recoverPublishes(deps);
+        if (settled.completed.length + settled.abandoned.length > 0) this.o.hooks.onRecovered(settled);
+        return await runManualJob(deps, job);
+      } finally {
+        await held.release();
+      }
     });
+  }
+
+  private async waitForLock(): Promise<HeldLock> {
+    const until = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      const held = await this.lock.tryAcquire(EXPORT_LOCK);
+      if (held) return held;
+      if (Date.now() >= until)
+        throw new AppError('UNAVAILABLE', 'Another node is running export jobs; retry once it has finished.', { retryAfter: 30 });
+      await new Promise((r) => setTimeout(r, 500));
+    }
   }
 
   async stop(): Promise<void> {

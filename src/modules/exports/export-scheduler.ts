@@ -5,6 +5,7 @@ import { runRollup } from './daily-rollup-job.ts';
 import { sweepWorkDir, type DamageReport, type ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
 import { JobLane } from './job-lane.ts';
+import { EXPORT_LOCK, LocalJobLock, type JobLock } from './job-lock.ts';
 import { recoverPublishes, type RecoveryReport } from './publish-recovery.ts';
 import { DAY_MS, dayStartMs, utcDate } from '../../lib/time.ts';
 
@@ -80,6 +81,8 @@ export interface SchedulerHooks {
   onDone?: (job: DueJob) => void;
   /** Publishes cut short by a crash were settled (called only when one was completed or abandoned). */
   onRecovered?: (report: RecoveryReport) => void;
+  /** Another node holds the export lock: this pass ran nothing (the next comes a minute later). */
+  onBusy?: () => void;
   /** A job left out or repaired damaged lines of an hour partition (ExportJobDeps.onDamagedLines). */
   onDamagedLines?: (report: DamageReport) => void;
   /** Timer, injectable for tests. */
@@ -107,6 +110,8 @@ export class ExportScheduler {
     private readonly hooks: SchedulerHooks = {},
     /** Shared with jobs an operator runs by hand in this process, so no two jobs overlap. */
     readonly lane: JobLane = new JobLane(),
+    /** Which node's turn it is (distributed mode); in one process, its own passes only. */
+    private readonly lock: JobLock = new LocalJobLock(),
   ) {}
 
   start(): void {
@@ -125,10 +130,29 @@ export class ExportScheduler {
   }
 
   /**
-   * One pass: settles publishes a crash interrupted (before anything reads the catalog, so an hour
-   * whose upload had finished counts as done), then runs what is due now; returns the jobs attempted.
+   * One pass, with the cluster's export lock (in this process's lane): settles publishes a crash
+   * interrupted (before anything reads the catalog, so an hour whose upload had finished counts as
+   * done), then runs what is due now; returns the jobs attempted. When another node holds the lock,
+   * nothing runs here and the pass comes again a minute later: that node does the work, and if it died
+   * mid-job its lock is gone by then and this node takes over.
    */
-  async tick(): Promise<DueJob[]> {
+  tick(): Promise<DueJob[]> {
+    return this.lane.run(async () => {
+      const held = await this.lock.tryAcquire(EXPORT_LOCK);
+      if (!held) {
+        this.failed = true;
+        this.hooks.onBusy?.();
+        return [];
+      }
+      try {
+        return await this.pass();
+      } finally {
+        await held.release();
+      }
+    });
+  }
+
+  private async pass(): Promise<DueJob[]> {
     try {
       const report = await recoverPublishes(this.deps);
       if (report.completed.length + report.abandoned.length > 0) this.hooks.onRecovered?.(report);
@@ -142,9 +166,7 @@ export class ExportScheduler {
       // stop() lets the running job finish, not the rest of the batch.
       if (this.stopping) break;
       try {
-        await this.lane.run(() =>
-          job.kind === 'hourly' ? runHourly(deps, job.feed, job.hourStartMs) : runRollup(deps, job.feed, job.date),
-        );
+        await (job.kind === 'hourly' ? runHourly(deps, job.feed, job.hourStartMs) : runRollup(deps, job.feed, job.date));
         this.hooks.onDone?.(job);
       } catch (e) {
         this.failed = true;

@@ -9,6 +9,7 @@ import { PgAccountStore } from './pg-account-store.ts';
 import { PgCreditBlocks } from './pg-credit-blocks.ts';
 import { PgCreditLedger } from './pg-credit-ledger.ts';
 import { PgIntelListStore } from './pg-intel-list-store.ts';
+import { PgJobLock } from './pg-job-lock.ts';
 import { PgLimitStore } from './pg-limit-store.ts';
 import { migrate } from './pg-migrate.ts';
 import { PgOverlayStore } from './pg-overlay-store.ts';
@@ -118,6 +119,7 @@ export async function createDistributedStores(config: Config, clock: Clock, log:
     lists: new PgIntelListStore(db),
     overlays: new PgOverlayStore(db),
     signingKeys,
+    jobLock: new PgJobLock(db, d.dbSchema),
     vitals: () => ({ unsentCredits: ledger.unsentCredits, databaseUnavailable: db.problems().length > 0 ? 1 : 0 }),
     health: async () => [
       ...db.problems(),

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config } from '../../config.ts';
+import { LocalJobLock } from '../../modules/exports/job-lock.ts';
 import { BufferedCreditLedger } from '../../modules/credits/buffered-credit-ledger.ts';
 import type { FeedStores, StoreLog, Stores } from '../stores.ts';
 import { DiskSpace } from './disk-space.ts';
@@ -63,6 +64,7 @@ export function createEmbeddedStores(config: EmbeddedConfig, clock: Clock, log: 
     lists: new FileIntelListStore(config.listsDir),
     overlays: new SqliteOverlayStore(db),
     signingKeys,
+    jobLock: new LocalJobLock(),
     feedLog,
     bus,
     slots: new MemoryStreamSlots({ clock }),

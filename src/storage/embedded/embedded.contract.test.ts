@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { feedBusContract } from '../contract/feed-bus.contract.ts';
 import { feedLogContract } from '../contract/feed-log.contract.ts';
 import { streamSlotsContract } from '../contract/stream-slots.contract.ts';
+import { jobLockContract } from '../contract/job-lock.contract.ts';
+import { LocalJobLock } from '../../modules/exports/job-lock.ts';
 import { FileFeedLog } from './file-feed-log.ts';
 import { MemoryFeedBus } from './memory-feed-bus.ts';
 import { MemoryStreamSlots } from './memory-stream-slots.ts';
@@ -68,6 +70,11 @@ feedBusContract('memory', async () => {
 });
 
 streamSlotsContract('memory', async (setup) => ({ slots: new MemoryStreamSlots(setup), close: async () => {} }));
+
+jobLockContract('in-process (one process holds the data dir)', async () => {
+  const lock = new LocalJobLock();
+  return { a: lock, b: lock, close: async () => {} };
+});
 
 intelListStoreContract('files', async () => {
   const root = mkdtempSync(join(tmpdir(), 'umbra-lists-'));
