@@ -41,7 +41,7 @@ async function setup(t: TestContext) {
           if (armed && armed.key === key) {
             const { bytes } = armed;
             armed = undefined;
-            await target.put(key, bytes, { sha256: sha(bytes), rows: 1 });
+            await target.putBytes(key, bytes, { sha256: sha(bytes), rows: 1 });
           }
           return out;
         };
