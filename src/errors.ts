@@ -122,6 +122,11 @@ export const FAULT_RETRY_AFTER_S = 5;
 const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL', 'SQLITE_IOERR_SHMSIZE']);
 const IO_FAULT = new Set(['EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY']);
 const SQLITE_FAULT = /^SQLITE_(BUSY|LOCKED|IOERR|READONLY|CANTOPEN|PROTOCOL|NOMEM)/;
+/**
+ * A remote service a backend depends on (the S3 object store) refused, failed or did not answer within
+ * the backend's bound. The backend throws it with `dependency` naming the service, never its address.
+ */
+export const DEPENDENCY_UNAVAILABLE = 'DEPENDENCY_UNAVAILABLE';
 
 /**
  * A thrown error caused by a dependency rather than a bug (the disk is full or read-only, the embedded
@@ -144,6 +149,16 @@ export function dependencyFault(err: unknown): AppError | undefined {
     return new AppError('UNAVAILABLE', `The server cannot use its storage right now (${code}). Retry later.`, { retryAfter });
   if (SQLITE_FAULT.test(code))
     return new AppError('UNAVAILABLE', `The server's database is unavailable right now (${code}). Retry later.`, { retryAfter });
+  if (code === DEPENDENCY_UNAVAILABLE) {
+    const dependency = (err as { dependency?: unknown }).dependency;
+    return new AppError(
+      'UNAVAILABLE',
+      `The server's ${typeof dependency === 'string' ? dependency : 'storage'} is unavailable right now. Retry later.`,
+      {
+        retryAfter,
+      },
+    );
+  }
   return undefined;
 }
 
