@@ -74,11 +74,7 @@ export async function benchExports(): Promise<Record<string, number | string>> {
     const jobDeps = (log: FileFeedLog): ExportJobDeps & { close(): void } => {
       const sqlite = openSqlite(':memory:');
       const clock = { now: () => DAY + 2 * 86_400_000 };
-      const store = new FsObjectStore({
-        dataDir: join(dir, `store-${round++}`),
-        secrets: [{ id: 'b', secret: 'bench-secret-0123456789' }],
-        clock,
-      });
+      const store = new FsObjectStore({ dataDir: join(dir, `store-${round++}`), clock });
       return {
         feedLog: log,
         store,

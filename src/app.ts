@@ -8,6 +8,7 @@ import { mulberry32 } from './demo/simulator/random.ts';
 import { Simulator, simulatorDeps } from './demo/simulator/simulator.ts';
 import { createGrpcServer, type GrpcServer } from './grpc/server.ts';
 import { createHttpServer } from './http/server.ts';
+import { DOWNLOAD_PATH } from './http/routes/downloads.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { parseIp } from './lib/ip-address.ts';
 import { nodeKeyCrypto, type KeyCrypto } from './lib/key-crypto.ts';
@@ -26,7 +27,8 @@ import type { DomainIntelSource } from './modules/domains/domain-source.ts';
 import { CursorCodec } from './modules/exports/cursor-codec.ts';
 import { ExportRuntime } from './modules/exports/export-runtime.ts';
 import type { ExportScheduler } from './modules/exports/export-scheduler.ts';
-import { ExportService } from './modules/exports/export-service.ts';
+import { DownloadSigner } from './modules/exports/download-signer.ts';
+import { ExportService, type DownloadVia } from './modules/exports/export-service.ts';
 import { snapshotId } from './modules/exports/snapshot-id.ts';
 import { FEED_LIST, type FeedDef } from './modules/feeds/feed-catalog.ts';
 import { RecordValidator } from './modules/feeds/feed-records.ts';
@@ -74,6 +76,11 @@ export interface AppDeps {
   fastPath?: boolean;
   /** How often imported intelligence lists and team overlays are checked for changes (ms, default 5000). */
   listsRefreshMs?: number;
+  /**
+   * Where export downloads redirect: the object store's own URLs or umbra's download route (default
+   * the store's when it can presign them; ExportService).
+   */
+  exportDownloads?: DownloadVia;
 }
 
 export interface App {
@@ -166,6 +173,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     },
   });
 
+  // umbra's own download URLs: the route below checks what the export service signs.
+  const downloadSigner = new DownloadSigner({ secrets: stores.signingKeys, clock, path: DOWNLOAD_PATH });
   const services: Services = {
     accounts: new AccountService(stores.accounts, stores.ledger, crypto, clock, { cacheMs: config.keyCacheMs }),
     admin: new AdminService(stores.accounts, stores.limits, stores.ledger, crypto, clock),
@@ -174,7 +183,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     domains: new DomainService(deps.domainSource ?? domainAggregates, stores.ledger, clock),
     ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),
     streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer, clock }),
-    exports: new ExportService(stores.snapshots, stores.objects, new CursorCodec(stores.signingKeys), clock),
+    exports: new ExportService(stores.snapshots, stores.objects, new CursorCodec(stores.signingKeys), clock, {
+      signer: downloadSigner,
+      via: deps.exportDownloads ?? config.distributed?.downloads,
+    }),
     runExportJob: (request) => exportRuntime.run(request),
     health: async () => {
       // Parts report what they lack (state still catching up with the feed log) so a balancer waits for them.
@@ -328,6 +340,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     closing: closing.signal,
     operatorToken: config.operatorToken,
     objects: stores.objects,
+    downloads: downloadSigner,
     fastPath: deps.fastPath ?? true,
     guard,
     edge: config.edge,

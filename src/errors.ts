@@ -124,6 +124,11 @@ const IO_FAULT = new Set(['EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE',
 const SQLITE_FAULT = /^SQLITE_(BUSY|LOCKED|IOERR|READONLY|CANTOPEN|PROTOCOL|NOMEM)/;
 /** Codes the distributed backends (storage/distributed/) give an engine they cannot use right now, by what the engine holds. */
 const ENGINE_FAULT = new Map([['REDIS_UNAVAILABLE', 'shared state store']]);
+/**
+ * A remote service a backend depends on (the S3 object store) refused, failed or did not answer within
+ * the backend's bound. The backend throws it with `dependency` naming the service, never its address.
+ */
+export const DEPENDENCY_UNAVAILABLE = 'DEPENDENCY_UNAVAILABLE';
 
 /**
  * A thrown error caused by a dependency rather than a bug (the disk is full or read-only, the embedded
@@ -148,6 +153,16 @@ export function dependencyFault(err: unknown): AppError | undefined {
     return new AppError('UNAVAILABLE', `The server's database is unavailable right now (${code}). Retry later.`, { retryAfter });
   const engine = ENGINE_FAULT.get(code);
   if (engine) return new AppError('UNAVAILABLE', `The server's ${engine} is unavailable right now (${code}). Retry later.`, { retryAfter });
+  if (code === DEPENDENCY_UNAVAILABLE) {
+    const dependency = (err as { dependency?: unknown }).dependency;
+    return new AppError(
+      'UNAVAILABLE',
+      `The server's ${typeof dependency === 'string' ? dependency : 'storage'} is unavailable right now. Retry later.`,
+      {
+        retryAfter,
+      },
+    );
+  }
   return undefined;
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Readable } from 'node:stream';
+import type { DownloadSigner } from '../modules/exports/download-signer.ts';
 import type { ObjectStore } from '../modules/exports/object-store.ts';
 import { OPERATIONS, API_PREFIX, type Operation } from '../operations.ts';
 import type { Metrics } from '../metrics.ts';
@@ -37,6 +38,8 @@ export interface InternalRouteDeps {
   services: Services;
   metrics: Metrics;
   objects: ObjectStore;
+  /** Checks the URLs of the download route. */
+  downloads: DownloadSigner;
   openapi: () => unknown;
   health: (req: FastifyRequest, reply: FastifyReply) => unknown;
 }
@@ -72,8 +75,8 @@ export const internalRoutes = (d: InternalRouteDeps): InternalRoute[] => [
     method: 'GET',
     path: DOWNLOAD_PATH,
     access: 'signed-url',
-    summary: 'Export downloads behind presigned URLs',
-    handler: download(d.objects),
+    summary: 'Export downloads behind URLs umbra signed',
+    handler: download(d.downloads, d.objects),
   },
   {
     method: 'POST',

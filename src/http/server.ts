@@ -18,6 +18,7 @@ import { lookupIp } from './routes/lookup-ip.ts';
 import { lookupIps } from './routes/lookup-ips.ts';
 import { feedStream } from './routes/feed-stream.ts';
 import { feedExports } from './routes/feed-exports.ts';
+import type { DownloadSigner } from '../modules/exports/download-signer.ts';
 import type { ObjectStore } from '../modules/exports/object-store.ts';
 import type { NdjsonOptions } from './ndjson.ts';
 import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
@@ -42,8 +43,10 @@ export interface HttpServerDeps {
   closing: AbortSignal;
   /** Operator ingestion token; undefined disables the ingest endpoint. */
   operatorToken: string | undefined;
-  /** The store whose presigned downloads this server serves (embedded mode). */
+  /** The store that the download route reads. */
   objects: ObjectStore;
+  /** Signs and checks the URLs of the download route (ExportService issues them). */
+  downloads: DownloadSigner;
   /** Serve GET /lookup/ip/{ip} on the fast path in front of fastify (http/fast-route.ts); default true. */
   fastPath?: boolean;
   /** The operation guard shared with the gRPC server: one set of rate buckets per team. */
@@ -208,7 +211,14 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
   }
   await registerInternalRoutes(
     app as unknown as FastifyInstance,
-    internalRoutes({ services, metrics, objects: deps.objects, openapi: () => app.swagger(), health: routes[0]!.handler }),
+    internalRoutes({
+      services,
+      metrics,
+      objects: deps.objects,
+      downloads: deps.downloads,
+      openapi: () => app.swagger(),
+      health: routes[0]!.handler,
+    }),
     deps.operatorToken,
   );
 

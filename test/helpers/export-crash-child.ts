@@ -66,7 +66,7 @@ else {
   const clock = new ManualClock(hour + 2 * 3_600_000);
   const db = openSqlite(join(dir, 'umbra.db'));
   const writer = await ParquetWriter.create({ spoolDir: join(dir, 'work'), threads: 1 });
-  const store = new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock });
+  const store = new FsObjectStore({ dataDir: dir, clock });
   const catalog = new SqliteSnapshotCatalog(db);
   if (killAt === 'intent') {
     const begin = catalog.beginPublish.bind(catalog);
@@ -77,9 +77,9 @@ else {
   } else if (killAt === 'put-temp') killBeforeRename('.part');
   else if (killAt === 'put-renamed') killBeforeRename('.part.json');
   else if (killAt === 'put-done') {
-    const put = store.put.bind(store);
-    store.put = async (k, b, m) => {
-      await put(k, b, m);
+    const putFile = store.putFile.bind(store);
+    store.putFile = async (k, f, m) => {
+      await putFile(k, f, m);
       return die();
     };
   } else if (killAt !== undefined) throw new Error(`unknown kill point ${killAt}`);

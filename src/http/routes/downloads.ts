@@ -1,12 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
+import type { DownloadSigner } from '../../modules/exports/download-signer.ts';
 import type { ObjectStore } from '../../modules/exports/object-store.ts';
 
 export const DOWNLOAD_PATH = '/downloads';
 
 /**
- * Serves presigned export downloads from the embedded object store: no API key (clients may not
- * forward it on a redirect), only the URL's signature and expiry. The signature covers the key and
+ * Serves the export downloads umbra signs itself (DownloadSigner), from whatever store holds them: the
+ * embedded one, or a remote one when the operator sends downloads through umbra. No API key (clients
+ * may not forward it on a redirect), only the URL's signature and expiry. The signature covers the key and
  * the SHA-256 of the bytes the URL was issued for, so a URL without a checksum, or with another one,
  * is refused (403). The key comes out of a verified signature and the store checks its shape, so no
  * request text ever becomes a file path. The object is read as one version (ObjectStore.read) and
@@ -15,9 +17,9 @@ export const DOWNLOAD_PATH = '/downloads';
  * while the request is being answered.
  */
 export const download =
-  (store: ObjectStore) =>
+  (signer: DownloadSigner, store: ObjectStore) =>
   async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    const verified = store.verify(req.query as Record<string, string | undefined>);
+    const verified = signer.verify(req.query as Record<string, string | undefined>);
     if (!verified.ok) {
       const why =
         verified.reason === 'EXPIRED'

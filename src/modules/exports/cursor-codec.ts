@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { SigningSecret } from './object-store.ts';
+import type { SigningSecret } from './download-signer.ts';
 import type { SnapshotCursor } from './snapshot-catalog.ts';
 
 /**

@@ -92,7 +92,7 @@ describe('export jobs on a log with damaged lines', () => {
     intact = new Map();
     deps = {
       feedLog: new FileFeedLog(join(dir, 'log')),
-      store: new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock }),
+      store: new FsObjectStore({ dataDir: dir, clock }),
       catalog: new SqliteSnapshotCatalog(db),
       writer: await ParquetWriter.create({ spoolDir: join(dir, 'work'), threads: 1 }),
       clock,

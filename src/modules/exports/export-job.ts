@@ -64,7 +64,7 @@ export async function publishSnapshot(
     const startedAtMs = deps.clock.now();
     await deps.catalog.beginPublish(snap, startedAtMs);
     try {
-      await deps.store.put(target.key, tmp, { sha256: info.sha256, rows: info.rows, contentType: 'application/vnd.apache.parquet' });
+      await deps.store.putFile(target.key, tmp, { sha256: info.sha256, rows: info.rows, contentType: 'application/vnd.apache.parquet' });
     } catch (e) {
       // A put can fail after its bytes landed (a sync after the rename): settle by what the key holds.
       await settlePublish(deps, { snapshot: snap, startedAtMs }, true).catch(() => {});

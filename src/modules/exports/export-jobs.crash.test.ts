@@ -28,7 +28,7 @@ describe('hourly job and rollup killed mid-write (SIGKILL)', () => {
     try {
       await runCrashChild(dir, 'seed', HOUR, ROWS);
       const clock = new ManualClock(HOUR);
-      const store = new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock });
+      const store = new FsObjectStore({ dataDir: dir, clock });
       // Kill points spread over the job: parquet writing, upload, catalog write.
       const outcomes: string[] = [];
       for (const killAfter of [10, 60, 130, 200, 260, 330, 400]) {
@@ -105,7 +105,7 @@ describe('hourly job and rollup killed mid-write (SIGKILL)', () => {
       // Temp files of killed runs are swept once old enough to be dead.
       const later = new ManualClock(Date.now() + 2 * 3_600_000);
       outcomes.push(`leftovers before sweep: ${filesUnder(join(dir, 'exports', '.tmp')).length + filesUnder(join(dir, 'work')).length}`);
-      await new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock: later }).sweepTemp();
+      await new FsObjectStore({ dataDir: dir, clock: later }).sweepTemp();
       await sweepWorkDir({ workDir: join(dir, 'work'), clock: later });
       assert.deepEqual(filesUnder(join(dir, 'exports', '.tmp')), []);
       assert.deepEqual(filesUnder(join(dir, 'work')), []);

@@ -50,7 +50,7 @@ describe('export jobs', () => {
     const clock = new ManualClock(D0 + 26 * HOUR_MS);
     deps = {
       feedLog: new FileFeedLog(join(dir, 'log')),
-      store: new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k1', secret: 's' }], clock }),
+      store: new FsObjectStore({ dataDir: dir, clock }),
       catalog: new SqliteSnapshotCatalog(db),
       writer: await ParquetWriter.create({ spoolDir: join(dir, 'work'), threads: 1 }),
       clock,

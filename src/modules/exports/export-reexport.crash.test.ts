@@ -13,6 +13,7 @@ import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-ca
 import { FEEDS } from '../feeds/feed-catalog.ts';
 import { runCrashChild } from '../../../test/helpers/export-crash-harness.ts';
 import { CursorCodec } from './cursor-codec.ts';
+import { DownloadSigner } from './download-signer.ts';
 import { ExportService } from './export-service.ts';
 import { readParquet } from '../../../test/helpers/parquet-test-reader.ts';
 import { INTENT_STALE_MS, recoverPublishes } from './publish-recovery.ts';
@@ -36,9 +37,10 @@ describe('an earlier hour re-exported and killed mid-publish (SIGKILL)', () => {
     const secrets = [{ id: 'k', secret: 's' }];
     // The jobs' clock (the child's): 07:00 of the same day, so hourly metadata is served.
     const clock = new ManualClock(H5 + 2 * 3_600_000);
-    const store = new FsObjectStore({ dataDir: dir, secrets, clock });
+    const store = new FsObjectStore({ dataDir: dir, clock });
+    const signer = new DownloadSigner({ secrets, clock, path: DOWNLOAD_PATH });
     const http = Fastify();
-    http.get(DOWNLOAD_PATH, download(store));
+    http.get(DOWNLOAD_PATH, download(signer, store));
     try {
       await runCrashChild(dir, 'seed', H5, SEED);
       await runCrashChild(dir, 'seed', H6, 1_000);
@@ -51,7 +53,7 @@ describe('an earlier hour re-exported and killed mid-publish (SIGKILL)', () => {
         try {
           const catalog = new SqliteSnapshotCatalog(db);
           const report = await recoverPublishes({ store, catalog, clock });
-          const exports = new ExportService(catalog, store, new CursorCodec(secrets), clock);
+          const exports = new ExportService(catalog, store, new CursorCodec(secrets), clock, { signer });
           const listed = (await exports.list(FEEDS.proxies, 10, undefined)).feeds.map((i) => i.id);
           assert.deepEqual(listed, [`${DATE}/6`, `${DATE}/5`], 'both hours stay listed, 06 the newest');
           const meta = await exports.meta(FEEDS.proxies, DATE, '5');

@@ -93,7 +93,7 @@ describe(ExportScheduler.name, () => {
       writer,
       clock,
       workDir: join(dir, 'work'),
-      store: new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock }),
+      store: new FsObjectStore({ dataDir: dir, clock }),
     };
     const timers: number[] = [];
     const fns: (() => void)[] = [];
@@ -134,15 +134,15 @@ describe(ExportScheduler.name, () => {
       assert.deepEqual(timers, [0, 31 * MIN], 'from 00:30 the next wake is 01:01');
       // A job that fails is tried again a minute later, not at the next boundary.
       clock.set(D + HOUR_MS + 2 * MIN);
-      const put = deps.store.put.bind(deps.store);
-      deps.store.put = async () => {
+      const putFile = deps.store.putFile.bind(deps.store);
+      deps.store.putFile = async () => {
         throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
       };
       fns[1]!();
       while (timers.length < 3) await new Promise((r) => setTimeout(r, 5));
       assert.equal(errors.length, 1);
       assert.equal(timers[2], RETRY_MS);
-      deps.store.put = put;
+      deps.store.putFile = putFile;
       fns[2]!();
       while (timers.length < 4) await new Promise((r) => setTimeout(r, 5));
       assert.equal(errors.length, 1, 'the retry succeeded');
@@ -164,7 +164,7 @@ describe(ExportScheduler.name, () => {
     const feedLog = new FileFeedLog(join(dir, 'log'));
     const writer = await ParquetWriter.create({ spoolDir: join(dir, 'work'), threads: 1 });
     const catalog = new SqliteSnapshotCatalog(db);
-    const store = new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock });
+    const store = new FsObjectStore({ dataDir: dir, clock });
     const reports: RecoveryReport[] = [];
     const errors: Error[] = [];
     const sched = new ExportScheduler({ feedLog, catalog, writer, clock, workDir: join(dir, 'work'), store }, ['ja4t'], clock, undefined, {
@@ -188,7 +188,7 @@ describe(ExportScheduler.name, () => {
       for (let h = 0; h < 5; h++) await catalog.upsert(snap(h, Buffer.from(`hour ${h}`)));
       const h5 = snap(5, Buffer.from('hour 5'));
       await catalog.beginPublish(h5, clock.now() - 10 * MIN);
-      await store.put(h5.key, Buffer.from('hour 5'), { sha256: h5.checksum, rows: 1 });
+      await store.putBytes(h5.key, Buffer.from('hour 5'), { sha256: h5.checksum, rows: 1 });
       const h3 = snap(3, Buffer.from('hour 3, rerun'));
       await catalog.beginPublish(h3, clock.now() - 2 * HOUR_MS);
       assert.deepEqual(await sched.tick(), [], 'hour 05 counts as done: nothing is due');

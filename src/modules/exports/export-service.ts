@@ -2,6 +2,7 @@ import { AppError } from '../../errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { FeedDef } from '../feeds/feed-catalog.ts';
 import type { CursorCodec } from './cursor-codec.ts';
+import type { DownloadSigner } from './download-signer.ts';
 import type { ObjectStore } from './object-store.ts';
 import type { Snapshot, SnapshotCatalog, SnapshotCursor } from './snapshot-catalog.ts';
 import { DAY_MS, dayStartMs, utcDate } from '../../lib/time.ts';
@@ -47,6 +48,20 @@ export interface ExportMeta {
   schema: { fields: Array<{ name: string; type: string }> };
 }
 
+/**
+ * Where a download's 307 points: `store`, a URL of the object store itself (ObjectStore.presignGet),
+ * so the bytes never pass through umbra; `umbra`, umbra's own download route with a DownloadSigner
+ * URL, which reads the object from the store (a store that cannot presign, or an operator who wants
+ * every download to pass through umbra: one public endpoint, its access log).
+ */
+export type DownloadVia = 'store' | 'umbra';
+
+export interface ExportDownloads {
+  signer: DownloadSigner;
+  /** Default `store` when the store can presign, else `umbra`. */
+  via?: DownloadVia;
+}
+
 /** API path of a feed's export operations, from the host root (`download_path`). */
 export const exportPath = (feed: FeedDef, id: string): string => `/api/v4/feeds/${feed.segment}/export/${id}`;
 
@@ -56,12 +71,20 @@ export const exportPath = (feed: FeedDef, id: string): string => `/api/v4/feeds/
  * path), hourly metadata only for today, and 404 + Retry-After while a daily rollup is assembled.
  */
 export class ExportService {
+  /** Where downloads redirect to, decided once. */
+  readonly downloadsVia: DownloadVia;
+
   constructor(
     private readonly catalog: SnapshotCatalog,
     private readonly store: ObjectStore,
     private readonly cursors: CursorCodec,
     private readonly clock: Clock,
-  ) {}
+    private readonly downloads: ExportDownloads,
+  ) {
+    if (downloads.via === 'store' && !store.presignGet)
+      throw new Error("downloads from the object store need a store that presigns URLs; this one does not (use 'umbra')");
+    this.downloadsVia = downloads.via ?? (store.presignGet ? 'store' : 'umbra');
+  }
 
   async list(feed: FeedDef, limit: unknown, cursor: string | undefined): Promise<ExportList> {
     const n = limit === undefined ? LIST_DEFAULT : Number(limit);
@@ -77,11 +100,13 @@ export class ExportService {
     return out;
   }
 
-  /** The presigned URL a download redirects to. */
+  /** The URL a download redirects to: absolute (the store's own) or a path of umbra's download route. */
   async download(feed: FeedDef, date: string, hour?: string): Promise<string> {
     const snap = await this.resolve(feed, date, hour, false);
-    // Signed with the checksum: the URL never serves other bytes once the key is reused.
-    return this.store.presign({ key: snap.key, sha256: snap.checksum }, URL_TTL_S);
+    // Bound to the checksum either way: the URL never serves other bytes once the key is reused.
+    const target = { key: snap.key, sha256: snap.checksum };
+    if (this.downloadsVia === 'store' && this.store.presignGet) return this.store.presignGet(target, URL_TTL_S);
+    return this.downloads.signer.sign(target, URL_TTL_S);
   }
 
   async meta(feed: FeedDef, date: string, hour?: string): Promise<ExportMeta> {

@@ -24,20 +24,10 @@ export interface DownloadTarget {
   sha256: string;
 }
 
-export type VerifyResult =
-  | ({ ok: true } & DownloadTarget)
-  | { ok: false; reason: 'MALFORMED' | 'UNKNOWN_KEY_ID' | 'BAD_SIGNATURE' | 'EXPIRED' };
-
 /** An object's metadata and bytes read as one version: `info` describes exactly what `body` yields. */
 export interface StoredObject {
   info: ObjectInfo;
   body: Readable;
-}
-
-/** A signing secret with an id that presigned URLs name, so secrets rotate without breaking issued URLs. */
-export interface SigningSecret {
-  id: string;
-  secret: string;
 }
 
 /**
@@ -45,15 +35,21 @@ export interface SigningSecret {
  * any other shape. An object is visible only once complete: readers never see a partial upload.
  */
 export interface ObjectStore {
-  /** Stores a file (by path) or bytes under `key`, replacing any previous object atomically. */
-  put(key: string, body: string | Uint8Array, meta: ObjectMeta): Promise<ObjectInfo>;
+  /**
+   * Stores the file at `path` (a local file the caller keeps unchanged until this settles) under `key`,
+   * replacing any previous object atomically. Refused, with nothing visible, when the file's SHA-256
+   * is not `meta.sha256`: that checksum is what clients are told.
+   */
+  putFile(key: string, path: string, meta: ObjectMeta): Promise<ObjectInfo>;
+  /** The same for bytes in memory (small objects and tests). */
+  putBytes(key: string, bytes: Uint8Array, meta: ObjectMeta): Promise<ObjectInfo>;
   head(key: string): Promise<ObjectInfo | undefined>;
   /** The bytes of an object, or undefined when there is none. */
   get(key: string): Promise<Readable | undefined>;
   /**
    * The metadata and bytes of one version of an object, or undefined when there is none: a put that
    * replaces the object while the body is read changes neither (S3: one GetObject, whose response
-   * metadata belongs to the version it streams). What a download route serves after comparing
+   * metadata belongs to the version it streams). What umbra's download route serves after comparing
    * `info.sha256` with the checksum its URL signed.
    */
   read(key: string): Promise<StoredObject | undefined>;
@@ -68,19 +64,13 @@ export interface ObjectStore {
    */
   copyToFile?(key: string, dest: string): Promise<boolean>;
   /**
-   * A download URL (path + query, or absolute for a remote store) valid for `ttlSeconds` that serves
-   * the object at `target.key` only while its bytes have `target.sha256`, and nothing otherwise. The
-   * signature covers everything that selects the bytes: the key and the checksum. The embedded store
-   * signs the checksum into the query and its route compares it with the version it reads; a remote
-   * store would presign a GET of the object version holding those bytes (S3: the versionId whose
-   * metadata has that checksum, or a key that contains it), never the bare key.
+   * Optional, for a store that customers can download from directly: an absolute URL to the store
+   * itself, valid for `ttlSeconds` and needing no credentials, that serves the bytes whose SHA-256 is
+   * `target.sha256` (stored under `target.key`) and never any other bytes: once the key holds other
+   * bytes, the URL serves the ones it was issued for or fails. Without it (the embedded store),
+   * customers download through umbra's own route with a DownloadSigner URL.
    */
-  presign(target: DownloadTarget, ttlSeconds: number): Promise<string>;
-  /**
-   * Checks the query of a URL this store presigned (the embedded store serves its own downloads) and
-   * returns what it signed. A URL without a checksum is MALFORMED.
-   */
-  verify(query: URLSearchParams | Record<string, string | undefined>): VerifyResult;
+  presignGet?(target: DownloadTarget, ttlSeconds: number): Promise<string>;
 }
 
 const KEY_RE = /^[a-z0-9_]+(\/[0-9A-Za-z_.-]+)+$/;
@@ -93,3 +83,8 @@ export function isValidKey(key: string): boolean {
 export function assertValidKey(key: string): void {
   if (!isValidKey(key)) throw new Error(`invalid object key: ${JSON.stringify(key)}`);
 }
+
+const SHA256_RE = /^[0-9a-f]{64}$/;
+
+/** A lower-case hex SHA-256, the only form a checksum is stored, signed or compared in. */
+export const isSha256 = (s: string): boolean => SHA256_RE.test(s);

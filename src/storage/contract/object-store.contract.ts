@@ -6,22 +6,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { ManualClock } from '../../lib/clock.ts';
-import type { ObjectStore, SigningSecret } from '../../modules/exports/object-store.ts';
+import type { ObjectStore } from '../../modules/exports/object-store.ts';
 
 export interface ObjectStoreHarness {
   store: ObjectStore;
-  /** Temp/partial files the backend left behind (empty when none); backends without any return []. */
-  leftovers(): string[];
-  /** Where the backend keeps objects, so a second store (after a secret rotation) opens the same place. */
-  location: string;
+  /**
+   * What the backend left behind that is not an object: temp or partial files, uploaded bytes no key
+   * names (empty when none). Asked only of stores whose puts failed, so bytes kept for issued URLs
+   * never count.
+   */
+  leftovers(): Promise<string[]>;
   close(): Promise<void>;
 }
 
-export type MakeObjectStore = (opts: {
-  clock: ManualClock;
-  secrets: SigningSecret[];
-  shareWith?: ObjectStoreHarness;
-}) => Promise<ObjectStoreHarness>;
+export type MakeObjectStore = (opts: { clock: ManualClock }) => Promise<ObjectStoreHarness>;
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const bytesOf = async (r: Readable | undefined): Promise<Buffer> => {
@@ -35,10 +33,9 @@ const DAY_S = 86_400;
 /** Behaviour every ObjectStore backend must have. */
 export function objectStoreContract(backend: string, make: MakeObjectStore): void {
   describe(`ObjectStore contract: ${backend}`, () => {
-    const secrets = [{ id: 'k2', secret: 'current-secret' }];
     const withStore = async (fn: (h: ObjectStoreHarness, clock: ManualClock) => Promise<void>) => {
       const clock = new ManualClock();
-      const h = await make({ clock, secrets });
+      const h = await make({ clock });
       try {
         await fn(h, clock);
       } finally {
@@ -49,7 +46,7 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
     it('should store bytes and a file path, and read back bytes, size and metadata', async () => {
       await withStore(async ({ store }) => {
         const a = Buffer.from('hello parquet');
-        const info = await store.put('anonymizers/latest/05_anonymizers.parquet', a, { sha256: sha(a), rows: 3 });
+        const info = await store.putBytes('anonymizers/latest/05_anonymizers.parquet', a, { sha256: sha(a), rows: 3 });
         assert.deepEqual({ size: info.size, sha256: info.sha256, rows: info.rows }, { size: a.length, sha256: sha(a), rows: 3 });
         assert.deepEqual(await bytesOf(await store.get('anonymizers/latest/05_anonymizers.parquet')), a);
         const head = await store.head('anonymizers/latest/05_anonymizers.parquet');
@@ -61,7 +58,7 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
         try {
           const big = Buffer.alloc(3 << 20, 7);
           writeFileSync(join(dir, 'f.parquet'), big);
-          await store.put('anonymizers/2026/11/21/anonymizers.parquet', join(dir, 'f.parquet'), { sha256: sha(big), rows: 9 });
+          await store.putFile('anonymizers/2026/11/21/anonymizers.parquet', join(dir, 'f.parquet'), { sha256: sha(big), rows: 9 });
           assert.equal(sha(await bytesOf(await store.get('anonymizers/2026/11/21/anonymizers.parquet'))), sha(big));
         } finally {
           rmSync(dir, { recursive: true, force: true });
@@ -74,8 +71,8 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
         const k = 'proxies/latest/00_proxies.parquet';
         const one = Buffer.from('one');
         const two = Buffer.from('second version');
-        await store.put(k, one, { sha256: sha(one), rows: 1 });
-        await store.put(k, two, { sha256: sha(two), rows: 2 });
+        await store.putBytes(k, one, { sha256: sha(one), rows: 1 });
+        await store.putBytes(k, two, { sha256: sha(two), rows: 2 });
         assert.deepEqual(await bytesOf(await store.get(k)), two);
         assert.equal((await store.head(k))?.rows, 2);
         await store.delete(k);
@@ -92,10 +89,10 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
         try {
           const k = 'honeypot_adb/latest/07_honeypot_adb.parquet';
           const one = Buffer.from('first bytes');
-          await store.put(k, one, { sha256: sha(one), rows: 1 });
+          await store.putBytes(k, one, { sha256: sha(one), rows: 1 });
           assert.equal(await store.copyToFile(k, join(dir, 'a')), true);
           const two = Buffer.from('replaced');
-          await store.put(k, two, { sha256: sha(two), rows: 2 });
+          await store.putBytes(k, two, { sha256: sha(two), rows: 2 });
           assert.deepEqual(readFileSync(join(dir, 'a')), one, 'the copy keeps the bytes it was made from');
           await store.delete(k);
           assert.deepEqual(readFileSync(join(dir, 'a')), one);
@@ -118,7 +115,7 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
           'ja4t/2026/11/20/ja4t.parquet',
           'torrents/latest/00_torrents.parquet',
         ])
-          await store.put(k, b, meta);
+          await store.putBytes(k, b, meta);
         assert.deepEqual(await store.list('ja4t/latest/'), ['ja4t/latest/00_ja4t.parquet', 'ja4t/latest/01_ja4t.parquet']);
         assert.deepEqual(await store.list('ja4t/'), [
           'ja4t/2026/11/20/ja4t.parquet',
@@ -146,20 +143,41 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
           'proxies/x/',
           'proxies\\x',
         ]) {
-          await assert.rejects(store.put(k, b, { sha256: sha(b), rows: 1 }), /invalid object key/, k);
+          await assert.rejects(store.putBytes(k, b, { sha256: sha(b), rows: 1 }), /invalid object key/, k);
           assert.equal(await store.head(k), undefined);
         }
       });
     });
 
-    it('should leave nothing visible when a put fails (checksum mismatch, missing source)', async ({ name }) => {
+    it('should leave nothing visible when a put fails (checksum mismatch of bytes or of a file, missing source)', async ({ name }) => {
       await withStore(async (h) => {
+        const k = 'proxies/latest/03_proxies.parquet';
         const b = Buffer.from('bytes');
-        await assert.rejects(h.store.put('proxies/latest/03_proxies.parquet', b, { sha256: '0'.repeat(64), rows: 1 }), /checksum/, name);
-        await assert.rejects(h.store.put('proxies/latest/03_proxies.parquet', '/nonexistent/file.parquet', { sha256: sha(b), rows: 1 }));
-        assert.equal(await h.store.head('proxies/latest/03_proxies.parquet'), undefined);
-        assert.deepEqual(await h.store.list('proxies/'), []);
-        assert.deepEqual(h.leftovers(), []);
+        const dir = mkdtempSync(join(tmpdir(), 'umbra-os-bad-'));
+        try {
+          writeFileSync(join(dir, 'f.parquet'), b);
+          await assert.rejects(h.store.putBytes(k, b, { sha256: '0'.repeat(64), rows: 1 }), /checksum/, name);
+          await assert.rejects(h.store.putFile(k, join(dir, 'f.parquet'), { sha256: sha(Buffer.from('other')), rows: 1 }), /checksum/);
+          await assert.rejects(h.store.putFile(k, '/nonexistent/file.parquet', { sha256: sha(b), rows: 1 }));
+          assert.equal(await h.store.head(k), undefined);
+          assert.deepEqual(await h.store.list('proxies/'), []);
+          assert.deepEqual(await h.leftovers(), []);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    });
+
+    it('should leave the previous object as it was when a put replacing it fails', async () => {
+      await withStore(async ({ store }) => {
+        const k = 'proxies/latest/04_proxies.parquet';
+        const one = Buffer.from('the listed bytes');
+        await store.putBytes(k, one, { sha256: sha(one), rows: 2 });
+        const two = Buffer.from('a rerun whose checksum is wrong');
+        await assert.rejects(store.putBytes(k, two, { sha256: sha(one), rows: 3 }), /checksum/);
+        await assert.rejects(store.putFile(k, '/nonexistent/file.parquet', { sha256: sha(two), rows: 3 }));
+        assert.deepEqual(await store.head(k), { key: k, size: one.length, sha256: sha(one), rows: 2 });
+        assert.deepEqual(await bytesOf(await store.get(k)), one);
       });
     });
 
@@ -169,7 +187,7 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
         assert.equal(await store.read(k), undefined, 'no object');
         assert.equal(await store.read('torrents/latest'), undefined, 'a prefix is not an object');
         const one = Buffer.from('first version of the hour');
-        await store.put(k, one, { sha256: sha(one), rows: 4, contentType: 'application/vnd.apache.parquet' });
+        await store.putBytes(k, one, { sha256: sha(one), rows: 4, contentType: 'application/vnd.apache.parquet' });
         const first = await store.read(k);
         assert.deepEqual(first?.info, {
           key: k,
@@ -180,7 +198,7 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
         });
         // Replaced (and then deleted) before a byte of the first read was consumed.
         const two = Buffer.from('the next day, other bytes of another length');
-        await store.put(k, two, { sha256: sha(two), rows: 9 });
+        await store.putBytes(k, two, { sha256: sha(two), rows: 9 });
         const second = await store.read(k);
         await store.delete(k);
         assert.deepEqual(await bytesOf(first!.body), one, 'the first read streams the bytes its metadata describes');
@@ -191,84 +209,57 @@ export function objectStoreContract(backend: string, make: MakeObjectStore): voi
       });
     });
 
-    describe('presigned URLs', () => {
-      const key = 'anonymizers/2026/11/21/anonymizers.parquet';
-      const sha256 = sha(Buffer.from('the daily file'));
-      const target = { key, sha256 };
-      const queryOf = (url: string) => new URL(url, 'http://x').searchParams;
+    describe('download URLs of the store itself (presignGet), when it offers them', () => {
+      const key = 'anonymizers/latest/05_anonymizers.parquet';
+      const fetchBytes = async (url: string) => {
+        const res = await fetch(url);
+        return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+      };
 
-      it('should accept a fresh URL until its expiry and refuse it one second after, returning the key and checksum it signed', async () => {
-        await withStore(async ({ store }, clock) => {
-          const q = queryOf(await store.presign(target, DAY_S));
-          assert.deepEqual(store.verify(q), { ok: true, key, sha256 });
-          clock.advance(DAY_S * 1000);
-          assert.deepEqual(store.verify(q), { ok: true, key, sha256 });
-          clock.advance(1000);
-          assert.deepEqual(store.verify(q), { ok: false, reason: 'EXPIRED' });
-        });
-      });
-
-      it('should refuse a URL with any signed member tampered with or removed, and a malformed query', async () => {
+      it('should give an absolute URL that needs no credentials and serves exactly the bytes it names', async (t) => {
         await withStore(async ({ store }) => {
-          const q = queryOf(await store.presign(target, DAY_S));
-          const tamper = (name: string, value: string | undefined) => {
-            const t = new URLSearchParams(q);
-            if (value === undefined) t.delete(name);
-            else t.set(name, value);
-            return store.verify(t);
-          };
-          assert.deepEqual(tamper('object', 'anonymizers/2026/11/22/anonymizers.parquet'), { ok: false, reason: 'BAD_SIGNATURE' });
-          assert.deepEqual(tamper('sha256', sha(Buffer.from('other bytes'))), { ok: false, reason: 'BAD_SIGNATURE' });
-          assert.deepEqual(tamper('expires', String(Number(q.get('expires')) + 3600)), { ok: false, reason: 'BAD_SIGNATURE' });
-          const sig = q.get('sig')!;
-          assert.deepEqual(tamper('sig', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1)), { ok: false, reason: 'BAD_SIGNATURE' });
-          assert.deepEqual(tamper('sig', sig.slice(1)), { ok: false, reason: 'BAD_SIGNATURE' });
-          for (const name of ['object', 'sha256', 'expires', 'kid', 'sig'])
-            assert.deepEqual(tamper(name, undefined), { ok: false, reason: 'MALFORMED' }, `without ${name}`);
-          assert.deepEqual(tamper('sha256', sha256.toUpperCase()), { ok: false, reason: 'MALFORMED' });
-          assert.deepEqual(tamper('object', '../secrets'), { ok: false, reason: 'MALFORMED' });
-          assert.deepEqual(store.verify({ key }), { ok: false, reason: 'MALFORMED' });
-          await assert.rejects(store.presign({ key, sha256: 'not-a-checksum' }, DAY_S));
+          if (!store.presignGet) return t.skip('no URLs of its own: downloads go through umbra (DownloadSigner)');
+          const one = Buffer.from('PAR1 the bytes of hour 05 PAR1');
+          await store.putBytes(key, one, { sha256: sha(one), rows: 5, contentType: 'application/vnd.apache.parquet' });
+          const url = await store.presignGet({ key, sha256: sha(one) }, DAY_S);
+          assert.match(url, /^https?:\/\//);
+          const got = await fetchBytes(url);
+          assert.equal(got.status, 200);
+          assert.equal(sha(got.bytes), sha(one));
+          // Bytes the key never held: the URL serves nothing.
+          const never = await fetchBytes(await store.presignGet({ key, sha256: sha(Buffer.from('never stored')) }, DAY_S));
+          assert.notEqual(never.status, 200);
+          assert.equal(never.bytes.includes(Buffer.from('PAR1')), false);
+          await assert.rejects(store.presignGet({ key, sha256: 'not-a-checksum' }, DAY_S));
+          await assert.rejects(store.presignGet({ key: '../x', sha256: sha(one) }, DAY_S), /invalid object key/);
         });
       });
 
-      it('should refuse an unknown key id and accept URLs of the previous secret after rotation', async () => {
-        const clock = new ManualClock();
-        const old = await make({ clock, secrets: [{ id: 'k1', secret: 'old-secret' }] });
-        const rotated = await make({
-          clock,
-          secrets: [
-            { id: 'k2', secret: 'new-secret' },
-            { id: 'k1', secret: 'old-secret' },
-          ],
-          shareWith: old,
+      it('should never serve other bytes from a URL once its key is replaced or deleted: the bytes it was issued for, or nothing', async (t) => {
+        await withStore(async ({ store }) => {
+          if (!store.presignGet) return t.skip('no URLs of its own');
+          const yesterday = Buffer.from('PAR1 yesterday at 05 PAR1');
+          const today = Buffer.from('PAR1 today at 05, other bytes PAR1');
+          await store.putBytes(key, yesterday, { sha256: sha(yesterday), rows: 1 });
+          const old = await store.presignGet({ key, sha256: sha(yesterday) }, DAY_S);
+          await store.putBytes(key, today, { sha256: sha(today), rows: 2 });
+          const fresh = await store.presignGet({ key, sha256: sha(today) }, DAY_S);
+          const served = await fetchBytes(old);
+          if (served.status === 200) assert.equal(sha(served.bytes), sha(yesterday), 'the old URL serves the old bytes');
+          assert.notEqual(sha(served.bytes), sha(today), 'never the new bytes');
+          const now = await fetchBytes(fresh);
+          assert.equal(now.status, 200);
+          assert.equal(sha(now.bytes), sha(today));
+          await store.delete(key);
+          for (const [url, bytes] of [
+            [old, yesterday],
+            [fresh, today],
+          ] as const) {
+            const after = await fetchBytes(url);
+            if (after.status === 200) assert.equal(sha(after.bytes), sha(bytes), 'after a delete: the bytes the URL named, or nothing');
+            else assert.equal(after.bytes.includes(Buffer.from('PAR1')), false);
+          }
         });
-        const retired = await make({
-          clock,
-          secrets: [
-            { id: 'k3', secret: 'newest' },
-            { id: 'k2', secret: 'new-secret' },
-          ],
-          shareWith: old,
-        });
-        try {
-          const oldUrl = queryOf(await old.store.presign(target, DAY_S));
-          assert.equal(oldUrl.get('kid'), 'k1');
-          assert.deepEqual(rotated.store.verify(oldUrl), { ok: true, key, sha256 }, 'previous secret still accepted');
-          const newUrl = queryOf(await rotated.store.presign(target, DAY_S));
-          assert.equal(newUrl.get('kid'), 'k2');
-          assert.deepEqual(rotated.store.verify(newUrl), { ok: true, key, sha256 });
-          assert.deepEqual(old.store.verify(newUrl), { ok: false, reason: 'UNKNOWN_KEY_ID' });
-          assert.deepEqual(retired.store.verify(oldUrl), { ok: false, reason: 'UNKNOWN_KEY_ID' });
-          // A known id with another secret's signature is a bad signature, not a pass.
-          const forged = new URLSearchParams(newUrl);
-          forged.set('kid', 'k1');
-          assert.deepEqual(rotated.store.verify(forged), { ok: false, reason: 'BAD_SIGNATURE' });
-        } finally {
-          await retired.close();
-          await rotated.close();
-          await old.close();
-        }
       });
     });
   });

@@ -55,7 +55,7 @@ export function createEmbeddedStores(config: EmbeddedConfig, clock: Clock, log: 
   const bus = new MemoryFeedBus();
   // Without configured keys (tests), an ephemeral one: URLs then last as long as the process.
   const signingKeys = config.signingKeys ?? [{ id: 'k0', secret: randomBytes(32).toString('base64url') }];
-  const objects = new FsObjectStore({ dataDir: config.dataDir, secrets: signingKeys, clock });
+  const objects = new FsObjectStore({ dataDir: config.dataDir, clock });
   // Temp files of uploads a crash interrupted (never visible) are removed once an hour old.
   void objects.sweepTemp().catch(() => {});
   return {

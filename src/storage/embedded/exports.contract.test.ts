@@ -7,14 +7,12 @@ import { FsObjectStore } from './fs-object-store.ts';
 import { openSqlite } from './sqlite-db.ts';
 import { SqliteSnapshotCatalog } from './sqlite-snapshot-catalog.ts';
 
-objectStoreContract('fs', async ({ clock, secrets, shareWith }) => {
-  const dir = shareWith?.location ?? mkdtempSync(join(tmpdir(), 'umbra-objects-'));
+objectStoreContract('fs', async ({ clock }) => {
+  const dir = mkdtempSync(join(tmpdir(), 'umbra-objects-'));
   return {
-    store: new FsObjectStore({ dataDir: dir, secrets, clock }),
-    location: dir,
-    leftovers: () => filesUnder(join(dir, 'exports', '.tmp')),
-    // The first store of a shared directory owns it.
-    close: async () => void (shareWith ? undefined : rmSync(dir, { recursive: true, force: true })),
+    store: new FsObjectStore({ dataDir: dir, clock }),
+    leftovers: async () => filesUnder(join(dir, 'exports', '.tmp')),
+    close: async () => rmSync(dir, { recursive: true, force: true }),
   };
 });
 

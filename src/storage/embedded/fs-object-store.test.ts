@@ -13,7 +13,7 @@ const KEY = 'proxies/latest/05_proxies.parquet';
 async function withStore(fn: (store: FsObjectStore, dir: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'umbra-fs-store-'));
   try {
-    await fn(new FsObjectStore({ dataDir: dir, secrets: [{ id: 'k', secret: 's' }], clock: new ManualClock() }), dir);
+    await fn(new FsObjectStore({ dataDir: dir, clock: new ManualClock() }), dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -24,7 +24,7 @@ describe('FsObjectStore metadata of the file actually read', () => {
     await withStore(async (store, dir) => {
       const one = Buffer.from('AAAAAAAAAAAAAAAA');
       const two = Buffer.from('BBBBBBBBBBBBBBBB');
-      await store.put(KEY, one, { sha256: sha(one), rows: 1 });
+      await store.putBytes(KEY, one, { sha256: sha(one), rows: 1 });
       // What a put killed after its first rename leaves: new bytes of the same length under the old sidecar.
       const tmp = join(dir, 'exports', 'next.part');
       writeFileSync(tmp, two);
@@ -39,7 +39,7 @@ describe('FsObjectStore metadata of the file actually read', () => {
   it('should hash a file whose sidecar predates inodes once, then record its inode', async () => {
     await withStore(async (store, dir) => {
       const one = Buffer.from('the bytes of an old daily file');
-      await store.put(KEY, one, { sha256: sha(one), rows: 7 });
+      await store.putBytes(KEY, one, { sha256: sha(one), rows: 7 });
       const sidecar = join(dir, 'exports', '.meta', 'proxies', 'latest', '05_proxies.parquet.json');
       const { ino, ...legacy } = JSON.parse(readFileSync(sidecar, 'utf8')) as Record<string, unknown>;
       assert.ok(ino, 'put records the inode');

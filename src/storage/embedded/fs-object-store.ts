@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import {
   copyFile,
@@ -21,23 +21,17 @@ import { sweepOld } from '../../modules/exports/export-job.ts';
 import {
   assertValidKey,
   isValidKey,
-  type DownloadTarget,
   type ObjectInfo,
   type ObjectMeta,
   type ObjectStore,
-  type SigningSecret,
   type StoredObject,
-  type VerifyResult,
 } from '../../modules/exports/object-store.ts';
 
 export interface FsObjectStoreOptions {
   /** The service data dir; objects live under `{dataDir}/exports/`. */
   dataDir: string;
-  /** Current secret first, then previous ones still accepted for URLs already issued. */
-  secrets: readonly SigningSecret[];
+  /** The age of temp files (sweepTemp). */
   clock: Clock;
-  /** Path of the route that serves downloads (wired by the HTTP layer). */
-  downloadPath?: string;
 }
 
 interface Sidecar extends ObjectMeta {
@@ -50,8 +44,6 @@ interface Sidecar extends ObjectMeta {
   ino?: string;
 }
 
-const SHA256_RE = /^[0-9a-f]{64}$/;
-
 // Dot-directories cannot collide with keys: a key starts with [a-z0-9_].
 const TMP = '.tmp';
 const META = '.meta';
@@ -62,18 +54,24 @@ const META = '.meta';
  * `.meta/` holds checksum, row count and the data file's inode; it is replaced right after the data.
  * Readers open the data file first and trust the sidecar only when it names that file's inode (a
  * crash or a put between the two renames leaves it naming another), else they hash what they opened.
+ * It has no presignGet: customers download through umbra's route (DownloadSigner URLs), which reads here.
  */
 export class FsObjectStore implements ObjectStore {
   private readonly root: string;
-  private readonly downloadPath: string;
 
   constructor(private readonly opts: FsObjectStoreOptions) {
-    if (opts.secrets.length === 0) throw new Error('FsObjectStore needs at least one signing secret');
     this.root = join(opts.dataDir, 'exports');
-    this.downloadPath = opts.downloadPath ?? '/downloads';
   }
 
-  async put(key: string, body: string | Uint8Array, meta: ObjectMeta): Promise<ObjectInfo> {
+  putFile(key: string, path: string, meta: ObjectMeta): Promise<ObjectInfo> {
+    return this.write(key, { path }, meta);
+  }
+
+  putBytes(key: string, bytes: Uint8Array, meta: ObjectMeta): Promise<ObjectInfo> {
+    return this.write(key, { bytes }, meta);
+  }
+
+  private async write(key: string, body: Body, meta: ObjectMeta): Promise<ObjectInfo> {
     assertValidKey(key);
     await mkdir(join(this.root, TMP), { recursive: true });
     const tmp = join(this.root, TMP, `${randomBytes(8).toString('hex')}.part`);
@@ -84,7 +82,7 @@ export class FsObjectStore implements ObjectStore {
       // rename() keeps the inode, so the sidecar can name the file it describes before it is in place.
       const sidecar: Sidecar = { sha256, rows: meta.rows, size, ino, ...(meta.contentType ? { contentType: meta.contentType } : {}) };
       const metaTmp = `${tmp}.json`;
-      await writeSynced(metaTmp, Buffer.from(JSON.stringify(sidecar)));
+      await writeSynced(metaTmp, { bytes: Buffer.from(JSON.stringify(sidecar)) });
       const file = this.file(key);
       await mkdir(dirname(file), { recursive: true });
       await rename(tmp, file);
@@ -214,43 +212,6 @@ export class FsObjectStore implements ObjectStore {
     return out.sort();
   }
 
-  async presign(target: DownloadTarget, ttlSeconds: number): Promise<string> {
-    const { key, sha256 } = target;
-    assertValidKey(key);
-    if (!SHA256_RE.test(sha256)) throw new Error(`not a lower-case hex SHA-256: ${JSON.stringify(sha256)}`);
-    const current = this.opts.secrets[0]!;
-    const expires = Math.floor(this.opts.clock.now() / 1000) + ttlSeconds;
-    // `object`, not `key`: access logs redact members named like a key, and the object's path is no secret.
-    const q = new URLSearchParams({
-      object: key,
-      sha256,
-      expires: String(expires),
-      kid: current.id,
-      sig: sign(current.secret, current.id, key, sha256, expires),
-    });
-    return `${this.downloadPath}?${q.toString()}`;
-  }
-
-  verify(query: URLSearchParams | Record<string, string | undefined>): VerifyResult {
-    const get = (n: string): string | undefined => (query instanceof URLSearchParams ? (query.get(n) ?? undefined) : query[n]);
-    const key = get('object');
-    const sha256 = get('sha256');
-    const exp = get('expires');
-    const kid = get('kid');
-    const sig = get('sig');
-    if (!key || !sha256 || !exp || !kid || !sig || !/^\d{1,12}$/.test(exp) || !isValidKey(key) || !SHA256_RE.test(sha256))
-      return { ok: false, reason: 'MALFORMED' };
-    const secret = this.opts.secrets.find((s) => s.id === kid);
-    if (!secret) return { ok: false, reason: 'UNKNOWN_KEY_ID' };
-    const expires = Number(exp);
-    const want = Buffer.from(sign(secret.secret, kid, key, sha256, expires));
-    const got = Buffer.from(sig);
-    if (got.length !== want.length || !timingSafeEqual(got, want)) return { ok: false, reason: 'BAD_SIGNATURE' };
-    // Checked after the signature so a forged expiry never reads as merely "expired".
-    if (this.opts.clock.now() / 1000 > expires) return { ok: false, reason: 'EXPIRED' };
-    return { ok: true, key, sha256 };
-  }
-
   /**
    * Removes temp files of puts cut short by a crash (a live put takes seconds, so an hour-old temp
    * file is dead). For the composition root to call at startup; they are never visible as objects.
@@ -294,14 +255,8 @@ export class FsObjectStore implements ObjectStore {
   }
 }
 
-/**
- * Everything that selects the bytes is signed: the key and their checksum (a key is reused daily), the
- * expiry, and the key id, so a signature cannot be replayed under another secret's id. `v2` sets these
- * apart from URLs of the format that signed no checksum, which are therefore refused.
- */
-function sign(secret: string, kid: string, key: string, sha256: string, expires: number): string {
-  return createHmac('sha256', secret).update(`v2\n${kid}\n${key}\n${sha256}\n${expires}`).digest('base64url');
-}
+/** What a put stores: a local file, streamed, or bytes in memory. */
+type Body = { path: string } | { bytes: Uint8Array };
 
 const infoOf = (key: string, side: Sidecar): ObjectInfo => ({
   key,
@@ -311,22 +266,22 @@ const infoOf = (key: string, side: Sidecar): ObjectInfo => ({
   ...(side.contentType ? { contentType: side.contentType } : {}),
 });
 
-async function writeSynced(target: string, body: string | Uint8Array): Promise<{ size: number; sha256: string; ino: string }> {
+async function writeSynced(target: string, body: Body): Promise<{ size: number; sha256: string; ino: string }> {
   const hash = createHash('sha256');
   let size = 0;
   const out = await open(target, 'wx');
   try {
-    if (typeof body === 'string') {
-      for await (const chunk of createReadStream(body, { highWaterMark: 1 << 20 })) {
+    if ('path' in body) {
+      for await (const chunk of createReadStream(body.path, { highWaterMark: 1 << 20 })) {
         const buf = chunk as Buffer;
         hash.update(buf);
         size += buf.length;
         await writeAll(out, buf);
       }
     } else {
-      hash.update(body);
-      size = body.length;
-      await writeAll(out, body);
+      hash.update(body.bytes);
+      size = body.bytes.length;
+      await writeAll(out, body.bytes);
     }
     await out.sync();
     return { size, sha256: hash.digest('hex'), ino: String((await out.stat({ bigint: true })).ino) };

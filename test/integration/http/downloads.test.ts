@@ -41,14 +41,14 @@ async function setup(t: TestContext) {
           if (armed && armed.key === key) {
             const { bytes } = armed;
             armed = undefined;
-            await target.put(key, bytes, { sha256: sha(bytes), rows: 1 });
+            await target.putBytes(key, bytes, { sha256: sha(bytes), rows: 1 });
           }
           return out;
         };
       },
     });
   const dataDir = mkdtempSync(join(tmpdir(), 'umbra-dl-'));
-  const stores = await createStores({ ...parseConfig({ UMBRA_DATA_DIR: dataDir }), sqliteFile: ":memory:" }, clock);
+  const stores = await createStores({ ...parseConfig({ UMBRA_DATA_DIR: dataDir }), sqliteFile: ':memory:' }, clock);
   const app = await buildTestApp(t, { clock, stores: { ...stores, objects: wrap(stores.objects) } });
   // After the app's own cleanup, which closes these stores.
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
