@@ -38,6 +38,7 @@ describe('configuration', () => {
       natsPrefix: 'UMBRA',
       s3: {
         endpoint: 'https://s3.internal',
+        publicEndpoint: undefined,
         bucket: 'umbra-exports',
         region: 'eu-west-1',
         credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret-example-value' },

@@ -50,6 +50,8 @@ const ConfigSchema = z.object({
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   /** Path-style URLs (http://host/bucket/key), which most self-hosted S3 servers need. */
   S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('false'),
+  /** The S3 endpoint customers reach, when nodes use another (an internal name): download URLs are signed for it. */
+  S3_PUBLIC_ENDPOINT: z.string().url().optional(),
   /** Prefix of every object key umbra writes in the bucket. */
   S3_PREFIX: z
     .string()
@@ -192,6 +194,7 @@ export interface DistributedConfig {
   natsPrefix: string;
   s3: {
     endpoint: string | undefined;
+    publicEndpoint: string | undefined;
     bucket: string;
     region: string;
     credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
@@ -273,6 +276,7 @@ function distributedConfig(c: z.infer<typeof ConfigSchema>): DistributedConfig {
     natsPrefix: c.UMBRA_NATS_PREFIX,
     s3: {
       endpoint: c.S3_ENDPOINT,
+      publicEndpoint: c.S3_PUBLIC_ENDPOINT,
       bucket: c.S3_BUCKET!,
       region: c.S3_REGION,
       credentials:

@@ -11,6 +11,7 @@ import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
 import { HOUR_MS } from '../../lib/time.ts';
 import { dueJobs, ExportScheduler, nextWakeMs, RETRY_MS, type DueJob, type FeedView } from './export-scheduler.ts';
+import { EXPORT_LOCK, LocalJobLock } from './job-lock.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 import type { RecoveryReport } from './publish-recovery.ts';
 import type { Snapshot } from './snapshot-catalog.ts';
@@ -206,6 +207,62 @@ describe(ExportScheduler.name, () => {
       assert.deepEqual(await catalog.publishIntents(), []);
       await sched.tick();
       assert.equal(reports.length, 1, 'reported only when something was settled');
+    } finally {
+      writer.close();
+      await feedLog.close();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should run nothing while another node holds the export lock, and take over once it is free', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'umbra-sched-lock-'));
+    const db = openSqlite(':memory:');
+    const clock = new ManualClock(D + 2 * HOUR_MS + 5 * MIN);
+    const feedLog = new FileFeedLog(join(dir, 'log'));
+    const writer = await ParquetWriter.create({ spoolDir: join(dir, 'work'), threads: 1 });
+    const catalog = new SqliteSnapshotCatalog(db);
+    const store = new FsObjectStore({ dataDir: dir, clock });
+    const lock = new LocalJobLock(); // one lock space: this node and "another node"
+    const timers: number[] = [];
+    const fns: (() => void)[] = [];
+    let busy = 0;
+    const sched = new ExportScheduler(
+      { feedLog, catalog, writer, clock, workDir: join(dir, 'work'), store },
+      ['ja4t'],
+      clock,
+      undefined,
+      {
+        setTimer: (fn, ms) => {
+          timers.push(ms);
+          fns.push(fn);
+          return {};
+        },
+        clearTimer: () => {},
+        onBusy: () => busy++,
+      },
+      undefined,
+      lock,
+    );
+    try {
+      const ts = (D + HOUR_MS) / 1000;
+      const line = JSON.stringify({ ip: '192.0.2.1', ja4t: 'x', provider: 'p', type: 't', timestamp: ts, country_code: 'DE', asn: 1 });
+      await feedLog.append('ja4t', [{ timeMs: ts * 1000, line }]);
+      const other = await lock.tryAcquire(EXPORT_LOCK);
+      assert.ok(other);
+      sched.start();
+      fns[0]!();
+      while (timers.length < 2) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(busy, 1);
+      assert.equal(timers[1], RETRY_MS, 'looks again a minute later');
+      assert.equal(await catalog.count(), 0, 'nothing ran here');
+      await other.release(); // the other node finished, or died
+      fns[1]!();
+      while (timers.length < 3) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(busy, 1);
+      assert.equal((await catalog.latestHourly('ja4t'))?.hour, 1, 'this node took over');
+      assert.ok(await lock.tryAcquire(EXPORT_LOCK), 'and let the lock go after its pass');
+      await sched.stop();
     } finally {
       writer.close();
       await feedLog.close();

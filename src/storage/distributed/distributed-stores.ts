@@ -22,6 +22,8 @@ import { S3ObjectStore } from './s3-object-store.ts';
 
 /** A dead node's credit block goes back to its team this long after its last report (s). */
 const CREDIT_LEASE_S = 30;
+/** How often export objects released by a replace or delete are looked at (ms). */
+const SWEEP_MS = 3_600_000;
 /** A team unused this long on a node gives that node's block back (ms). */
 const CREDIT_IDLE_RETURN_MS = 2_000;
 
@@ -99,11 +101,18 @@ export async function createDistributedStores(config: Config, clock: Clock, log:
     bucket: d.s3.bucket,
     region: d.s3.region,
     endpoint: d.s3.endpoint,
+    publicEndpoint: d.s3.publicEndpoint,
     forcePathStyle: d.s3.forcePathStyle,
     credentials: d.s3.credentials,
     keyPrefix: d.s3.prefix,
     clock,
   });
+  // Bytes no snapshot names any more go once every URL issued for them has expired (s3-object-store.ts).
+  const sweep = setInterval(() => {
+    objects
+      .sweepReleased()
+      .catch((e: Error) => log.warn({ err: e.message }, 'sweeping released export objects failed; retried in an hour'));
+  }, SWEEP_MS).unref();
   const signingKeys = config.signingKeys;
   if (!signingKeys) throw new Error('distributed mode needs UMBRA_SIGNING_KEYS');
   return {
@@ -128,6 +137,7 @@ export async function createDistributedStores(config: Config, clock: Clock, log:
       ...ledger.problems(),
     ],
     close: async () => {
+      clearInterval(sweep);
       ledger.stopFlushing();
       await feeds.close();
       // This node's unspent credits go back to their teams now rather than when the leases end.
@@ -137,6 +147,7 @@ export async function createDistributedStores(config: Config, clock: Clock, log:
           log.error({ err: e.message, teams: ledger.unsentByTeam() }, 'credit blocks could not be given back; their leases return them'),
         );
       redis.disconnect();
+      objects.close();
       await db.close();
     },
   };
