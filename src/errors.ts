@@ -122,10 +122,12 @@ export const FAULT_RETRY_AFTER_S = 5;
 const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL', 'SQLITE_IOERR_SHMSIZE']);
 const IO_FAULT = new Set(['EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY']);
 const SQLITE_FAULT = /^SQLITE_(BUSY|LOCKED|IOERR|READONLY|CANTOPEN|PROTOCOL|NOMEM)/;
+// NATS (the distributed feed log and bus) unreachable, too slow to acknowledge, or refusing.
+const NATS_FAULT = /^NATS_/;
 
 /**
  * A thrown error caused by a dependency rather than a bug (the disk is full or read-only, the embedded
- * database is locked or cannot write) as a 503 (507 for a full disk) with Retry-After; undefined for
+ * database is locked or cannot write, NATS is unreachable) as a 503 (507 for a full disk) with Retry-After; undefined for
  * anything else, which stays a 500. Both transports and the CLI use it, so a fault reads the same
  * everywhere. The detail names the cause, never a path or a query.
  */
@@ -144,6 +146,8 @@ export function dependencyFault(err: unknown): AppError | undefined {
     return new AppError('UNAVAILABLE', `The server cannot use its storage right now (${code}). Retry later.`, { retryAfter });
   if (SQLITE_FAULT.test(code))
     return new AppError('UNAVAILABLE', `The server's database is unavailable right now (${code}). Retry later.`, { retryAfter });
+  if (NATS_FAULT.test(code))
+    return new AppError('UNAVAILABLE', `The server's feed log (NATS) is unavailable right now (${code}). Retry later.`, { retryAfter });
   return undefined;
 }
 
