@@ -10,7 +10,13 @@ export interface NatsConnectOptions {
 }
 
 /** Why a NATS operation failed outside umbra's code; errors.ts answers every `NATS_*` code with 503. */
-export type NatsFaultCode = 'NATS_UNREACHABLE' | 'NATS_DISCONNECTED' | 'NATS_TIMEOUT' | 'NATS_NO_RESPONDERS' | 'NATS_REFUSED' | 'NATS_CLOSED';
+export type NatsFaultCode =
+  | 'NATS_UNREACHABLE'
+  | 'NATS_DISCONNECTED'
+  | 'NATS_TIMEOUT'
+  | 'NATS_NO_RESPONDERS'
+  | 'NATS_REFUSED'
+  | 'NATS_CLOSED';
 
 /** NATS is down, slow or refusing: a dependency fault (503 with Retry-After), never a bug. */
 export class NatsUnavailableError extends Error {
@@ -38,7 +44,8 @@ export function natsFault(err: unknown, doing: string): unknown {
     RequestError: 'NATS_DISCONNECTED' as const,
     NoResponders: 'NATS_NO_RESPONDERS' as const,
     JetStreamNotEnabled: 'NATS_NO_RESPONDERS' as const,
-    JetStreamApiError: 'NATS_REFUSED' as const,
+    // An API error with a 4xx status (a bad stream or consumer config) stays a bug; 5xx is JetStream's own trouble.
+    JetStreamApiError: (err as { status?: number }).status! >= 500 ? ('NATS_REFUSED' as const) : undefined,
     StreamNotFoundError: 'NATS_REFUSED' as const,
     ConsumerNotFoundError: 'NATS_REFUSED' as const,
     JetStreamError: 'NATS_REFUSED' as const,
