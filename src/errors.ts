@@ -122,8 +122,12 @@ export const FAULT_RETRY_AFTER_S = 5;
 const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL', 'SQLITE_IOERR_SHMSIZE']);
 const IO_FAULT = new Set(['EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE', 'EAGAIN', 'EBUSY']);
 const SQLITE_FAULT = /^SQLITE_(BUSY|LOCKED|IOERR|READONLY|CANTOPEN|PROTOCOL|NOMEM)/;
-/** Codes the distributed backends (storage/distributed/) give an engine they cannot use right now, by what the engine holds. */
-const ENGINE_FAULT = new Map([['REDIS_UNAVAILABLE', 'shared state store']]);
+/**
+ * What an engine holds, by the codes the distributed backends (storage/distributed/) give a fault of
+ * it: Redis unreachable or not answering, NATS unreachable, too slow to acknowledge or refusing.
+ */
+const engineOf = (code: string): string | undefined =>
+  code === 'REDIS_UNAVAILABLE' ? 'shared state store' : code.startsWith('NATS_') ? 'feed log (NATS)' : undefined;
 /**
  * A remote service a backend depends on (the S3 object store) refused, failed or did not answer within
  * the backend's bound. The backend throws it with `dependency` naming the service, never its address.
@@ -151,7 +155,7 @@ export function dependencyFault(err: unknown): AppError | undefined {
     return new AppError('UNAVAILABLE', `The server cannot use its storage right now (${code}). Retry later.`, { retryAfter });
   if (SQLITE_FAULT.test(code))
     return new AppError('UNAVAILABLE', `The server's database is unavailable right now (${code}). Retry later.`, { retryAfter });
-  const engine = ENGINE_FAULT.get(code);
+  const engine = engineOf(code);
   if (engine) return new AppError('UNAVAILABLE', `The server's ${engine} is unavailable right now (${code}). Retry later.`, { retryAfter });
   if (code === DEPENDENCY_UNAVAILABLE) {
     const dependency = (err as { dependency?: unknown }).dependency;

@@ -64,4 +64,15 @@ describe(toGrpcFailure.name, () => {
     assert.equal(toGrpcFailure(Object.assign(new Error('oops'), { code: 'ERR_INVALID_ARG_TYPE' })).code, status.INTERNAL);
     assert.equal(toProblem(Object.assign(new Error('oops'), { code: 'ERR_INVALID_ARG_TYPE' })).status, 500);
   });
+
+  it('should answer NATS unreachable, too slow or refusing (the distributed feed log) as 503 with retry-after, naming no address', () => {
+    for (const code of ['NATS_DISCONNECTED', 'NATS_TIMEOUT', 'NATS_NO_RESPONDERS', 'NATS_REFUSED', 'NATS_CLOSED']) {
+      const err = Object.assign(new Error(`appending to the feed log at 10.0.0.5:4222: ${code}`), { code });
+      const problem = toProblem(err);
+      assert.equal(problem.status, 503, code);
+      assert.ok(Number(problem.headers['retry-after']) >= 1, code);
+      assert.doesNotMatch(problem.body.detail, /10\.0\.0\.5/, 'no address in the detail');
+      assert.equal(toGrpcFailure(err).code, status.UNAVAILABLE, code);
+    }
+  });
 });

@@ -1,0 +1,350 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { dependencyFault } from '../../errors.ts';
+import { HOUR_MS, hourOf } from '../../lib/time.ts';
+import { BusUnavailableError, type FeedMessage } from '../../modules/feeds/feed-bus.ts';
+import { FEED_IDS, FEEDS, type FeedId, recordTimeMs } from '../../modules/feeds/feed-catalog.ts';
+import { testEngines, requireEngine, uniqueTestName } from '../../../test/helpers/engines.ts';
+import { PrivateNatsServer } from '../../../test/helpers/nats-server.ts';
+import { feedBusContract } from '../contract/feed-bus.contract.ts';
+import { feedLogContract } from '../contract/feed-log.contract.ts';
+import { JetStreamFeedBus } from './jetstream-feed-bus.ts';
+import { JetStreamFeedLog, type JetStreamFeedLogOptions } from './jetstream-feed-log.ts';
+import { connectNats, NatsUnavailableError } from './nats-connection.ts';
+
+before(() => requireEngine('NATS', testEngines.natsUrl));
+
+/** Connections and streams a test opened; each instance has a prefix of its own and deletes its streams. */
+async function openLog(options: JetStreamFeedLogOptions & { url?: string } = {}): Promise<{ nc: NatsConnection; log: JetStreamFeedLog }> {
+  const prefix = options.prefix ?? uniqueTestName('umbra_t');
+  const nc = await connectNats(options.url ?? testEngines.natsUrl, { name: `umbra test ${prefix}`, reconnectWaitMs: 100 });
+  return { nc, log: new JetStreamFeedLog(nc, { ...options, prefix }) };
+}
+
+async function deleteStreams(log: JetStreamFeedLog): Promise<void> {
+  const { jsm } = await log.context;
+  await Promise.all(
+    FEED_IDS.map((f) =>
+      jsm.streams.delete(log.streamName(f)).catch((e: Error) => {
+        if (!/stream not found/.test(e.message)) throw e;
+      }),
+    ),
+  );
+}
+
+const toEntries = (feed: FeedId, messages: readonly FeedMessage[]) =>
+  messages.map((m) => ({ timeMs: recordTimeMs(FEEDS[feed], m.record), line: m.line }));
+
+feedLogContract('jetstream', async () => {
+  const { nc, log } = await openLog();
+  await log.ensureStreams();
+  return {
+    log,
+    close: async () => {
+      await log.close();
+      await deleteStreams(log);
+      await nc.close();
+    },
+  };
+});
+
+feedBusContract('jetstream', async () => {
+  const { nc, log } = await openLog();
+  await log.ensureStreams();
+  const bus = new JetStreamFeedBus(log);
+  return {
+    bus,
+    // The bus carries the log: what the log stores is what it delivers.
+    publish: (feed, messages) => log.append(feed, toEntries(feed, messages)),
+    close: async () => {
+      await bus.close();
+      await log.close();
+      await deleteStreams(log);
+      await nc.close();
+    },
+  };
+});
+
+const rec = (n: number, timestamp = Math.floor(Date.now() / 1000)) => ({
+  timeMs: timestamp * 1000,
+  line: JSON.stringify({ timestamp, n }),
+});
+
+/** Collects what an iterable delivers until aborted; `got` grows as batches arrive. */
+function collect(it: AsyncIterable<readonly FeedMessage[]>): { got: number[]; done: Promise<unknown> } {
+  const got: number[] = [];
+  const done = (async () => {
+    for await (const b of it) for (const m of b) got.push(m.record.n as number);
+  })().catch((e: unknown) => e);
+  return { got, done };
+}
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('JetStream feed log and bus across nodes', () => {
+  it('should deliver a record appended on one node to the live subscribers of every node, with one consumer per feed and node', async () => {
+    const prefix = uniqueTestName('umbra_t');
+    const [a, b, c] = await Promise.all([openLog({ prefix }), openLog({ prefix }), openLog({ prefix })]);
+    try {
+      // Several nodes starting at once create the same streams.
+      await Promise.all([a.log.ensureStreams(), b.log.ensureStreams(), c.log.ensureStreams()]);
+      const busA = new JetStreamFeedBus(a.log);
+      const busB = new JetStreamFeedBus(b.log);
+      const ac = new AbortController();
+      const onA = await Promise.all([1, 2, 3].map(() => busA.subscribe('honeypot_dns', { signal: ac.signal, maxBuffered: 1_000 })));
+      const onB = await busB.subscribe('honeypot_dns', { signal: ac.signal, maxBuffered: 1_000 });
+      const { jsm } = await c.log.context;
+      const stream = c.log.streamName('honeypot_dns');
+      assert.equal((await jsm.streams.info(stream)).state.consumer_count, 2, 'one consumer per node, however many subscribers');
+      const seen = [...onA, onB].map(collect);
+      await c.log.append('honeypot_dns', [
+        { timeMs: Date.now(), line: JSON.stringify({ timestamp: Date.now(), n: 1 }) },
+        { timeMs: Date.now(), line: JSON.stringify({ timestamp: Date.now(), n: 2 }) },
+      ]);
+      await until('every subscriber of both nodes', () => seen.every((s) => s.got.length >= 2));
+      for (const s of seen) assert.deepEqual(s.got, [1, 2]);
+      ac.abort();
+      await Promise.all(seen.map((s) => s.done));
+      await until('the nodes to delete their consumers', async () => (await jsm.streams.info(stream)).state.consumer_count === 0);
+      await Promise.all([busA.close(), busB.close()]);
+    } finally {
+      for (const n of [a, b, c]) await n.log.close();
+      await deleteStreams(a.log);
+      await Promise.all([a, b, c].map((n) => n.nc.close()));
+    }
+  });
+
+  it('should replay exactly the records published after sinceMs, then go on live, each once, saying when it caught up', async () => {
+    const { nc, log } = await openLog();
+    try {
+      await log.ensureStreams();
+      const bus = new JetStreamFeedBus(log, { batch: 7 });
+      await log.append('ja4t', [rec(1), rec(2), rec(3)]);
+      await new Promise((r) => setTimeout(r, 30));
+      const since = Date.now();
+      await new Promise((r) => setTimeout(r, 30));
+      // Spread over hours of record time: the replay goes by when records were appended, not by their hour.
+      await log.append(
+        'ja4t',
+        Array.from({ length: 40 }, (_, i) => rec(10 + i, Math.floor(Date.now() / 1000) - (i % 5) * 3600)),
+      );
+      const ac = new AbortController();
+      let caughtUpAt: number | undefined;
+      let delivered = 0;
+      const followed = await bus.follow('ja4t', since, { signal: ac.signal, onCaughtUp: () => (caughtUpAt = delivered) });
+      const got: number[] = [];
+      const done = (async () => {
+        for await (const batch of followed) {
+          assert.ok(batch.length <= 7, 'pulled in batches of at most the configured size');
+          delivered += batch.length;
+          for (const m of batch) got.push(m.record.n as number);
+        }
+      })();
+      await until('the replay', () => got.length >= 40);
+      await log.append('ja4t', [rec(100), rec(101)]);
+      await until('the live records', () => got.length >= 42);
+      await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(got, [...Array.from({ length: 40 }, (_, i) => 10 + i), 100, 101]);
+      assert.ok(
+        caughtUpAt !== undefined && caughtUpAt >= 33 && caughtUpAt <= 40,
+        `caught up when the replay reached its end (${caughtUpAt})`,
+      );
+      ac.abort();
+      await done;
+      await bus.close();
+    } finally {
+      await log.close();
+      await deleteStreams(log);
+      await nc.close();
+    }
+  });
+
+  it('should say it caught up at once when there is nothing to replay', async () => {
+    const { nc, log } = await openLog();
+    try {
+      await log.ensureStreams();
+      const bus = new JetStreamFeedBus(log);
+      await log.append('anonymizers', [rec(1)]);
+      let caughtUp = 0;
+      const ac = new AbortController();
+      await bus.follow('anonymizers', Date.now() + 1_000, { signal: ac.signal, onCaughtUp: () => caughtUp++ });
+      await bus.follow('torrents', 0, { signal: ac.signal, onCaughtUp: () => caughtUp++ });
+      assert.equal(caughtUp, 2, 'a replay that starts after the newest record, and an empty stream');
+      ac.abort();
+      await bus.close();
+    } finally {
+      await log.close();
+      await deleteStreams(log);
+      await nc.close();
+    }
+  });
+
+  it('should refuse an append when its streams do not exist, as a dependency fault (503), and a record too large for NATS whole (413)', async () => {
+    const { nc, log } = await openLog();
+    try {
+      const started = Date.now();
+      const err = await log.append('proxies', [rec(1)]).then(
+        () => assert.fail('appended without a stream'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof NatsUnavailableError, String(err));
+      assert.equal(err.code, 'NATS_NO_RESPONDERS');
+      assert.equal(dependencyFault(err)?.code, 'UNAVAILABLE');
+      assert.ok(Date.now() - started < 2_500);
+
+      await log.ensureStreams();
+      const big = { timeMs: Date.now(), line: JSON.stringify({ timestamp: 1, pad: 'x'.repeat(nc.info!.max_payload) }) };
+      await assert.rejects(log.append('proxies', [rec(2), big]), (e: Error & { code?: string }) => e.code === 'PAYLOAD_TOO_LARGE');
+      assert.deepEqual(await log.hours('proxies'), [], 'nothing of the refused append was stored');
+    } finally {
+      await log.close();
+      await deleteStreams(log);
+      await nc.close();
+    }
+  });
+
+  it('should store an append that straddles a reconnect once and in order: what was not acknowledged is sent again under the same id', async () => {
+    const { nc, log } = await openLog();
+    try {
+      await log.ensureStreams();
+      const hour = hourOf(Date.now());
+      const count = 20_000;
+      const acksBefore = nc.stats().inMsgs;
+      const appended = log.append(
+        'torrents',
+        Array.from({ length: count }, (_, i) => ({ timeMs: hour, line: JSON.stringify({ timestamp: hour / 1000, n: i }) })),
+      );
+      // Part of the append is acknowledged, most of it is not, when the connection drops.
+      await until('the first acknowledgements', () => nc.stats().inMsgs - acksBefore >= 500, 5_000);
+      const ackedAtDrop = nc.stats().inMsgs - acksBefore;
+      await nc.reconnect();
+      await appended;
+      assert.ok(ackedAtDrop < count, `the reconnect came mid-append (${ackedAtDrop} of ${count} acknowledged)`);
+      const stored: number[] = [];
+      for await (const line of log.readHour('torrents', hour)) stored.push(JSON.parse(line).n as number);
+      assert.equal(stored.length, count, 'each record stored once');
+      assert.deepEqual(stored, [...Array(count).keys()], 'in append order');
+    } finally {
+      await log.close();
+      await deleteStreams(log);
+      await nc.close();
+    }
+  });
+
+  it('should bring existing streams to a new retention, and keep their records', async () => {
+    const prefix = uniqueTestName('umbra_t');
+    const first = await openLog({ prefix });
+    const second = await openLog({ prefix, maxAgeMs: 40 * 24 * HOUR_MS });
+    try {
+      await first.log.ensureStreams();
+      await first.log.append('torrents', [rec(1)]);
+      await second.log.ensureStreams();
+      const { jsm } = await second.log.context;
+      const info = await jsm.streams.info(second.log.streamName('torrents'));
+      assert.equal(info.config.max_age, 40 * 24 * HOUR_MS * 1e6);
+      assert.equal(info.state.messages, 1);
+    } finally {
+      await first.log.close();
+      await second.log.close();
+      await deleteStreams(first.log);
+      await Promise.all([first.nc.close(), second.nc.close()]);
+    }
+  });
+});
+
+describe('JetStream feed log and bus through a NATS outage (private nats-server)', () => {
+  let server: PrivateNatsServer;
+  before(async () => {
+    server = await PrivateNatsServer.start();
+  });
+  after(() => server.destroy());
+
+  it('should fail appends fast while NATS is down, and afterwards deliver every acknowledged record once and keep them', async () => {
+    const { nc, log } = await openLog({ url: server.url });
+    const bus = new JetStreamFeedBus(log, { pullExpiresMs: 2_000 });
+    const hour = hourOf(Date.now());
+    try {
+      await log.ensureStreams();
+      const ac = new AbortController();
+      const follower = collect(await bus.follow('proxies', Date.now() - 60_000, { signal: ac.signal }));
+      const live = collect(await bus.subscribe('proxies', { signal: ac.signal, maxBuffered: 1_000_000 }));
+
+      const acked: number[] = [];
+      const refused: number[] = [];
+      const refusals: Array<{ ms: number; err: unknown }> = [];
+      let writing = true;
+      let n = 0;
+      const writer = (async () => {
+        while (writing) {
+          const ids = Array.from({ length: 20 }, () => n++);
+          const started = Date.now();
+          try {
+            await log.append(
+              'proxies',
+              ids.map((i) => ({ timeMs: hour + (i % 1000), line: JSON.stringify({ timestamp: Math.floor(hour / 1000), n: i }) })),
+            );
+            acked.push(...ids);
+          } catch (err) {
+            refused.push(...ids);
+            refusals.push({ ms: Date.now() - started, err });
+          }
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+
+      await until('appends before the outage', () => acked.length >= 200);
+      await server.stop();
+      await until('an append refused', () => refusals.length > 0, 5_000);
+      assert.notDeepEqual(await bus.health(), [], 'the bus says NATS is unreachable');
+      await assert.rejects(bus.subscribe('proxies', { signal: ac.signal, maxBuffered: 10 }), BusUnavailableError);
+      await new Promise((r) => setTimeout(r, 3_000));
+      const ackedBeforeRestart = acked.length;
+      await server.resume();
+      await until('appends after the restart', () => acked.length >= ackedBeforeRestart + 200, 15_000);
+      writing = false;
+      await writer;
+
+      assert.ok(refusals.length >= 3, `appends were refused during the outage (${refusals.length})`);
+      for (const r of refusals) {
+        assert.ok(r.ms <= 2_500, `refused within 2.5 s (${r.ms} ms)`);
+        assert.ok(r.err instanceof NatsUnavailableError, String(r.err));
+        assert.equal(dependencyFault(r.err)?.code, 'UNAVAILABLE', 'answered 503');
+      }
+      const refusedSet = new Set(refused);
+      const ackedSet = new Set(acked);
+      for (const [name, s] of [
+        ['follower', follower],
+        ['live subscriber', live],
+      ] as const) {
+        await until(`the ${name} to receive every acknowledged record`, () => acked.every((i) => s.got.includes(i)));
+        assert.equal(new Set(s.got).size, s.got.length, `the ${name} got no record twice`);
+        assert.ok(
+          s.got.every((i) => refusedSet.has(i) || ackedSet.has(i)),
+          `the ${name} got only appended records`,
+        );
+      }
+      assert.deepEqual(await bus.health(), []);
+
+      const stored: number[] = [];
+      for await (const line of log.readHour('proxies', hour)) stored.push(JSON.parse(line).n as number);
+      assert.equal(new Set(stored).size, stored.length, 'no record stored twice');
+      assert.ok(
+        acked.every((i) => stored.includes(i)),
+        'every acknowledged record survived the restart',
+      );
+      ac.abort();
+      await Promise.all([follower.done, live.done]);
+    } finally {
+      await bus.close();
+      await log.close();
+      await nc.close();
+    }
+  });
+});
