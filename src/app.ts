@@ -74,7 +74,7 @@ export interface AppDeps {
   exportJobs?: boolean;
   /** Serve GET /lookup/ip in front of fastify's pipeline (default true; tests and the bench compare both). */
   fastPath?: boolean;
-  /** How often imported intelligence lists and team overlays are checked for changes (ms, default 5000). */
+  /** How often imported intelligence lists and team overlays are checked for changes (ms, default 2000). */
   listsRefreshMs?: number;
   /**
    * Where export downloads redirect: the object store's own URLs or umbra's download route (default
@@ -251,7 +251,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
           return { network_type_ranges: override.ranges, data_version: lookupData.view().version.header };
         },
         logger,
-        intervalMs: deps.listsRefreshMs ?? 5_000,
+        // Every node polls the change counters: a list import or an overlay change shows everywhere within 5 s.
+        intervalMs: deps.listsRefreshMs ?? 2_000,
       })
     : undefined;
   const datasetWatch = deps.datasetFile
