@@ -147,7 +147,8 @@ export class StreamReader {
         } catch (e) {
           if (this.ended) break;
           const fault = natsFault(e, `reading ${this.o.stream}`);
-          if (!(fault instanceof NatsUnavailableError)) throw fault;
+          // A bug, or a connection its owner closed: nothing to wait for.
+          if (!(fault instanceof NatsUnavailableError) || fault.code === 'NATS_CLOSED') throw fault;
           this.stale = true;
           await this.pause(Math.min(2_000, 100 * 2 ** failures++));
         }
