@@ -115,6 +115,10 @@ export class JetStreamFeedBus implements FeedBus {
       stop.abort();
       throw new BusUnavailableError(`the feed bus cannot replay ${feed} records now (${(e as Error).message})`);
     }
+    if (this.closed) {
+      stop.abort();
+      throw new BusUnavailableError('the feed bus is closed');
+    }
     this.followers.add(follower);
     // Caught up once the record that was the newest when follow() was called has been handed over.
     let caughtUp = reader.cursor >= last;
