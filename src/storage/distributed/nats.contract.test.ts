@@ -5,6 +5,7 @@ import { dependencyFault } from '../../errors.ts';
 import { HOUR_MS, hourOf } from '../../lib/time.ts';
 import { BusUnavailableError, type FeedMessage } from '../../modules/feeds/feed-bus.ts';
 import { FEED_IDS, FEEDS, type FeedId, recordTimeMs } from '../../modules/feeds/feed-catalog.ts';
+import { LogLearner } from '../../modules/feeds/log-learner.ts';
 import { testEngines, requireEngine, uniqueTestName } from '../../../test/helpers/engines.ts';
 import { PrivateNatsServer } from '../../../test/helpers/nats-server.ts';
 import { feedBusContract } from '../contract/feed-bus.contract.ts';
@@ -163,6 +164,52 @@ describe('JetStream feed log and bus across nodes', () => {
       await log.close();
       await deleteStreams(log);
       await nc.close();
+    }
+  });
+
+  it('should let a LogLearner on one node learn what another node appended, replayed then live, catching up first', async () => {
+    const prefix = uniqueTestName('umbra_t');
+    const [writer, reader] = await Promise.all([openLog({ prefix }), openLog({ prefix })]);
+    const bus = new JetStreamFeedBus(reader.log);
+    let learner: LogLearner | undefined;
+    try {
+      await writer.log.ensureStreams();
+      await writer.log.append('proxies', [rec(1), rec(2)]);
+      await writer.log.append('torrents', [rec(3)]);
+      const got: Array<[FeedId, number]> = [];
+      let replayed = -1;
+      learner = new LogLearner({
+        name: 'test state',
+        log: reader.log,
+        bus,
+        feeds: [FEEDS.proxies, FEEDS.torrents, FEEDS.ja4t],
+        windowMs: HOUR_MS,
+        now: () => Date.now(),
+        observer: (feed, batch) => {
+          for (const m of batch) got.push([feed.id, m.record.n as number]);
+        },
+        onReplayed: (n) => (replayed = n),
+      });
+      await learner.start();
+      await until('the learner to catch up', () => learner!.problems().length === 0);
+      await writer.log.append('ja4t', [rec(4)]);
+      await until('the live record', () => got.length >= 4);
+      assert.deepEqual(
+        got.sort((x, y) => x[1] - y[1]),
+        [
+          ['proxies', 1],
+          ['proxies', 2],
+          ['torrents', 3],
+          ['ja4t', 4],
+        ],
+      );
+      assert.ok(replayed >= 0, 'it said when the replay was done');
+    } finally {
+      await learner?.stop();
+      await bus.close();
+      for (const n of [writer, reader]) await n.log.close();
+      await deleteStreams(writer.log);
+      await Promise.all([writer.nc.close(), reader.nc.close()]);
     }
   });
 
