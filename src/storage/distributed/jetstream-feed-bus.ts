@@ -35,6 +35,8 @@ interface Tap {
   readonly stop: AbortController;
   readonly reader: Promise<StreamReader>;
   opened: boolean;
+  /** The stream sequence the consumer started after. */
+  start: number;
 }
 
 /**
@@ -85,8 +87,8 @@ export class JetStreamFeedBus implements FeedBus {
     tap.listeners.add(listener);
     listener.queue = new SubscriptionQueue(options.maxBuffered, options.onOverflow, () => this.leave(feed, tap, listener), options.signal);
     try {
-      const reader = await tap.reader;
-      listener.after = fresh ? reader.cursor : await this.lastSeq(feed);
+      await tap.reader;
+      listener.after = fresh ? tap.start : await this.lastSeq(feed);
     } catch (e) {
       listener.queue.end();
       throw new BusUnavailableError(`the feed bus cannot deliver ${feed} records now (${(e as Error).message})`);
@@ -113,6 +115,10 @@ export class JetStreamFeedBus implements FeedBus {
       stop.abort();
       throw new BusUnavailableError(`the feed bus cannot replay ${feed} records now (${(e as Error).message})`);
     }
+    if (this.closed) {
+      stop.abort();
+      throw new BusUnavailableError('the feed bus is closed');
+    }
     this.followers.add(follower);
     // Caught up once the record that was the newest when follow() was called has been handed over.
     let caughtUp = reader.cursor >= last;
@@ -129,6 +135,10 @@ export class JetStreamFeedBus implements FeedBus {
           if (messages.length > 0) yield messages;
         }
         if (follower.closedByBus) throw new BusUnavailableError('the feed bus closed');
+      } catch (e) {
+        throw e instanceof BusUnavailableError
+          ? e
+          : new BusUnavailableError(`the feed bus stopped replaying ${feed} records (${(e as Error).message})`);
       } finally {
         followers.delete(follower);
         stop.abort();
@@ -183,10 +193,12 @@ export class JetStreamFeedBus implements FeedBus {
       listeners: new Set(),
       stop,
       opened: false,
+      start: 0,
       reader: this.log.context.then(async (ctx) => {
         const reader = new StreamReader(ctx, this.readerOptions(feed, { kind: 'new' }, stop.signal));
         await reader.open();
         tap.opened = true;
+        tap.start = reader.cursor;
         return reader;
       }),
     };
@@ -205,7 +217,8 @@ export class JetStreamFeedBus implements FeedBus {
         if (messages.length > 0) for (const l of tap.listeners) deliver(l, seqs, messages);
       }
     } catch (e) {
-      // Not a NATS outage (the reader rides those out): every local subscriber ends; the next one starts a new tap.
+      // Not an outage (the reader rides those out) but a closed connection or a bug: every local
+      // subscriber ends; the next one starts a new tap.
       for (const l of tap.listeners)
         l.queue.fail(new BusUnavailableError(`the feed bus stopped delivering ${feed} records (${(e as Error).message})`));
       this.forget(feed, tap);

@@ -93,8 +93,6 @@ export class StreamReader {
       this.end();
       throw natsFault(e, `reading ${this.o.stream}`);
     }
-    // Ended while the consumer was being created: nobody will read it.
-    if (this.ended) this.drop();
   }
 
   /** Stops reading: batches() returns, and the consumer is deleted. */
@@ -118,8 +116,9 @@ export class StreamReader {
             if (this.ended) break;
             this.stale = false;
             await this.create({ kind: 'after', seq: this.cursor });
+            if (!this.consumer) continue;
           }
-          const iter = await this.consumer!.fetch({ max_messages: this.o.batch, expires: this.o.expiresMs });
+          const iter = await this.consumer.fetch({ max_messages: this.o.batch, expires: this.o.expiresMs });
           this.fetching = iter;
           if (this.stale || this.ended) iter.stop();
           let out: JsMsg[] = [];
@@ -147,13 +146,15 @@ export class StreamReader {
         } catch (e) {
           if (this.ended) break;
           const fault = natsFault(e, `reading ${this.o.stream}`);
-          if (!(fault instanceof NatsUnavailableError)) throw fault;
+          // A bug, or a connection its owner closed: nothing to wait for.
+          if (!(fault instanceof NatsUnavailableError) || fault.code === 'NATS_CLOSED') throw fault;
           this.stale = true;
           await this.pause(Math.min(2_000, 100 * 2 ** failures++));
         }
       }
     } finally {
       this.end();
+      this.drop();
     }
   }
 
@@ -164,6 +165,8 @@ export class StreamReader {
     this.delivered = 0;
     // The server places a new consumer one before its first message: the start, fixed now.
     if (start.kind !== 'after') this.cursor = ci.delivered.stream_seq;
+    // Ended while the consumer was being created: nobody will read it.
+    if (this.ended) this.drop();
   }
 
   /** Forgets the consumer; the server is asked to delete it, and does so anyway once it sits idle. */
