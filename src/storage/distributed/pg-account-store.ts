@@ -1,58 +1,6 @@
 import type { AccountStore, ApiKeyRecord, KeyOwner, Member, NewKey, NewMember, NewOrg, Org } from '../../modules/accounts/account-store.ts';
-import type { Relation, Scope } from '../../modules/accounts/scopes.ts';
+import { type KeyRow, type MemberRow, type OrgRow, toKey, toMember, toOrg } from '../account-rows.ts';
 import type { PgPool } from './pg-pool.ts';
-
-interface OrgRow {
-  id: string;
-  name: string;
-  credit_allotment: number;
-  reset_period_s: number;
-  max_streams: number;
-  created_at: number;
-}
-interface MemberRow {
-  id: string;
-  org_id: string;
-  email: string;
-  first_name: string;
-  last_name: string;
-  relation: string;
-}
-interface KeyRow {
-  id: string;
-  org_id: string;
-  member_id: string;
-  name: string | null;
-  scopes: Scope[];
-  created_at: number;
-  revoked_at: number | null;
-}
-
-const toOrg = (r: OrgRow): Org => ({
-  id: r.id,
-  name: r.name,
-  creditAllotment: r.credit_allotment,
-  resetPeriodSeconds: r.reset_period_s,
-  maxStreams: r.max_streams,
-  createdAt: r.created_at,
-});
-const toMember = (r: MemberRow): Member => ({
-  id: r.id,
-  orgId: r.org_id,
-  email: r.email,
-  firstName: r.first_name,
-  lastName: r.last_name,
-  relation: r.relation as Relation,
-});
-const toKey = (r: KeyRow): ApiKeyRecord => ({
-  id: r.id,
-  orgId: r.org_id,
-  memberId: r.member_id,
-  name: r.name,
-  scopes: r.scopes,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-});
 
 const ORG = 'id, name, credit_allotment, reset_period_s, max_streams, created_at';
 const MEMBER = 'id, org_id, email, first_name, last_name, relation';

@@ -80,7 +80,13 @@ describe('PostgreSQL schema migrations', () => {
       assert.deepEqual(
         runs.map((r) => r.applied).sort((a, b) => b.length - a.length),
         // Every file of migrations/, once, by one of the three.
-        [readdirSync(MIGRATIONS_DIR).map((f) => f.replace(/\.sql$/, '')).sort(), [], []],
+        [
+          readdirSync(MIGRATIONS_DIR)
+            .map((f) => f.replace(/\.sql$/, ''))
+            .sort(),
+          [],
+          [],
+        ],
       );
       assert.deepEqual(await migrate(url, { schema }), { applied: [] });
       const tables = await admin().query<{ table_name: string }>(

@@ -1,59 +1,11 @@
 import type { AccountStore, ApiKeyRecord, KeyOwner, Member, NewKey, NewMember, NewOrg, Org } from '../../modules/accounts/account-store.ts';
-import type { Relation, Scope } from '../../modules/accounts/scopes.ts';
+import type { Scope } from '../../modules/accounts/scopes.ts';
+import { type KeyRow, type MemberRow, type OrgRow, toKey, toMember, toOrg } from '../account-rows.ts';
 import { sqliteGate, type SqliteDb } from './sqlite-db.ts';
 import type { SqliteGate } from './sqlite-gate.ts';
 
-interface OrgRow {
-  id: string;
-  name: string;
-  credit_allotment: number;
-  reset_period_s: number;
-  max_streams: number;
-  created_at: number;
-}
-interface MemberRow {
-  id: string;
-  org_id: string;
-  email: string;
-  first_name: string;
-  last_name: string;
-  relation: string;
-}
-interface KeyRow {
-  id: string;
-  org_id: string;
-  member_id: string;
-  name: string | null;
-  scopes: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-const toOrg = (r: OrgRow): Org => ({
-  id: r.id,
-  name: r.name,
-  creditAllotment: r.credit_allotment,
-  resetPeriodSeconds: r.reset_period_s,
-  maxStreams: r.max_streams,
-  createdAt: r.created_at,
-});
-const toMember = (r: MemberRow): Member => ({
-  id: r.id,
-  orgId: r.org_id,
-  email: r.email,
-  firstName: r.first_name,
-  lastName: r.last_name,
-  relation: r.relation as Relation,
-});
-const toKey = (r: KeyRow): ApiKeyRecord => ({
-  id: r.id,
-  orgId: r.org_id,
-  memberId: r.member_id,
-  name: r.name,
-  scopes: JSON.parse(r.scopes) as Scope[],
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-});
+// Scopes are JSON text in SQLite.
+const toSqliteKey = (r: KeyRow<string>): ApiKeyRecord => toKey({ ...r, scopes: JSON.parse(r.scopes) as Scope[] });
 
 export class SqliteAccountStore implements AccountStore {
   private readonly q;
@@ -83,9 +35,9 @@ export class SqliteAccountStore implements AccountStore {
         'INSERT INTO api_keys (id, org_id, member_id, name, hash, scopes, created_at, revoked_at) VALUES (@id, @orgId, @memberId, @name, ' +
           '@hash, @scopes, @createdAt, @revokedAt)',
       ),
-      keyByHash: db.prepare<[string], KeyRow & { hash: string }>('SELECT * FROM api_keys WHERE hash = ?'),
-      keyById: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?'),
-      keys: db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id'),
+      keyByHash: db.prepare<[string], KeyRow<string> & { hash: string }>('SELECT * FROM api_keys WHERE hash = ?'),
+      keyById: db.prepare<[string], KeyRow<string>>('SELECT * FROM api_keys WHERE id = ?'),
+      keys: db.prepare<[string], KeyRow<string>>('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id'),
       revoke: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
     };
     this.keyOwner = db.transaction((hash: string) => {
@@ -131,16 +83,16 @@ export class SqliteAccountStore implements AccountStore {
   async findKeyByHash(hash: string): Promise<KeyOwner | undefined> {
     const found = await this.gate.run(() => this.keyOwner(hash));
     if (!found?.org || !found.member) return undefined;
-    return { key: toKey(found.row), hash: found.row.hash, org: toOrg(found.org), member: toMember(found.member) };
+    return { key: toSqliteKey(found.row), hash: found.row.hash, org: toOrg(found.org), member: toMember(found.member) };
   }
 
   async listKeys(orgId: string): Promise<ApiKeyRecord[]> {
-    return (await this.gate.run(() => this.q.keys.all(orgId))).map(toKey);
+    return (await this.gate.run(() => this.q.keys.all(orgId))).map(toSqliteKey);
   }
 
   async findKey(keyId: string): Promise<ApiKeyRecord | undefined> {
     const row = await this.gate.run(() => this.q.keyById.get(keyId));
-    return row && toKey(row);
+    return row && toSqliteKey(row);
   }
 
   async revokeKey(keyId: string, at: number): Promise<boolean> {
