@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HOUR_MS, hourOf, utcDate, utcHour } from '../../src/lib/time.ts';
+import { EXPORT_LOCK } from '../../src/modules/exports/job-lock.ts';
+import { PgJobLock } from '../../src/storage/distributed/pg-job-lock.ts';
+import { PgPool } from '../../src/storage/distributed/pg-pool.ts';
 import { createRedisClient, redisReady } from '../../src/storage/distributed/redis-client.ts';
 import { distributedRun, type DistributedRun } from '../helpers/distributed-run.ts';
 import { testEngines } from '../helpers/engines.ts';
@@ -364,7 +367,7 @@ describe('three umbra nodes in distributed mode behind HAProxy (deploy/haproxy.c
       }
     });
 
-    await t.test('an export written by one node downloads through the others: from S3, and from umbra itself', async (st) => {
+    await t.test('an export written by one node downloads through the others: from S3, and from umbra itself', async () => {
       // Two hours back: a complete hour, whatever the minute.
       const hourMs = hourOf(Date.now()) - 2 * HOUR_MS;
       const records = sightings(
@@ -404,9 +407,38 @@ describe('three umbra nodes in distributed mode behind HAProxy (deploy/haproxy.c
       const fromUmbra = await fetch(`${c.lbOrigin}${own}`);
       assert.equal(fromUmbra.status, 200);
       assert.equal(sha256(Buffer.from(await fromUmbra.arrayBuffer())), meta.checksum);
+
+      // From an operator's machine (no server on its data dir) the job runs there, in its turn: while a
+      // node's pass holds the export lock it waits, and it runs once the lock is free.
+      const db = new PgPool(testEngines.databaseUrl, { schema: c.run.schema });
+      try {
+        const nodePass = await new PgJobLock(db, c.run.schema).tryAcquire(EXPORT_LOCK);
+        assert.ok(nodePass);
+        const earlier = hourMs - HOUR_MS;
+        const operatorJob = c.cli([
+          'exports',
+          'run-hourly',
+          '--feed',
+          'proxies',
+          '--date',
+          utcDate(earlier),
+          '--hour',
+          String(utcHour(earlier)),
+        ]);
+        await sleep(4_000);
+        const releasedAt = Date.now();
+        await nodePass.release();
+        const done = await operatorJob;
+        assert.equal(done.code, 0, done.stderr);
+        const [quiet] = done.json as Array<{ rows: number; createdAt: number }>;
+        assert.equal(quiet!.rows, 0, 'an hour without records gets a file of zero rows');
+        assert.ok(quiet!.createdAt >= Math.floor(releasedAt / 1000), "written after the node's pass let the lock go");
+      } finally {
+        await db.close();
+      }
     });
 
-    await t.test('gRPC through the HAProxy h2c frontend answers unary calls, billed like HTTP', async (st) => {
+    await t.test('gRPC through the HAProxy h2c frontend answers unary calls, billed like HTTP', async () => {
       const client = grpcClient(c.lbGrpcPort);
       try {
         for (const ip of ['8.8.8.8', '2001:4860:4860::8888', '1.1.1.1']) {
@@ -448,7 +480,7 @@ describe('three umbra nodes in distributed mode behind HAProxy (deploy/haproxy.c
       );
     });
 
-    await t.test('a node that dies leaves rotation: requests keep being answered and its checks take it out', async (st) => {
+    await t.test('a node that dies leaves rotation: requests keep being answered and its checks take it out', async () => {
       nodeC.proc.kill('SIGKILL');
       await nodeC.exited;
       const statuses = await pool(
