@@ -25,6 +25,8 @@ import { umbraCliAsync } from '../helpers/umbra-cli.ts';
 /** The nodes' stream keepalive (15 s in production), short so that a stream closed behind HAProxy ends soon. */
 const KEEPALIVE_MS = 2_000;
 
+const DEPLOY_DOC = join(import.meta.dirname, '../../docs/deploy.md');
+
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 /** Waits for cond (polled every `everyMs`), failing with `what` after `ms`; resolves with its value. */
@@ -146,9 +148,12 @@ async function startCluster(t: TestContext): Promise<Cluster> {
   }
   for (const n of procs) await until(`${n.name} healthy`, async () => (await fetch(`${n.origin}/health`)).status === 200, 30_000, 200);
 
+  // The configuration docs/deploy.md shows operators is the one tested here.
+  const template = readFileSync(HAPROXY_TEMPLATE, 'utf8');
+  assert.ok(readFileSync(DEPLOY_DOC, 'utf8').includes(template.trimEnd()), 'docs/deploy.md shows deploy/haproxy.cfg as it is');
   const [httpPort, grpcPort] = [await freePort(), await freePort()];
   const config = renderHaproxyConfig(
-    readFileSync(HAPROXY_TEMPLATE, 'utf8'),
+    template,
     { httpBind: `127.0.0.1:${httpPort}`, grpcBind: `127.0.0.1:${grpcPort}`, statsSocket: join(dir, 'haproxy.sock') },
     procs.map((n) => ({ name: n.name, host: '127.0.0.1', httpPort: n.port, grpcPort: n.grpcPort })),
   );
@@ -480,9 +485,10 @@ describe('three umbra nodes in distributed mode behind HAProxy (deploy/haproxy.c
       );
     });
 
-    await t.test('a node that dies leaves rotation: requests keep being answered and its checks take it out', async () => {
+    await t.test('a node that dies leaves rotation: requests keep being answered and its checks take it out', async (st) => {
       nodeC.proc.kill('SIGKILL');
       await nodeC.exited;
+      const killedAt = performance.now();
       const statuses = await pool(
         addresses(60, 300_000).map((ip) => async () => (await get(c.lbOrigin, `/lookup/ip/${ip}`, acme.key)).status),
         4,
@@ -492,12 +498,26 @@ describe('three umbra nodes in distributed mode behind HAProxy (deploy/haproxy.c
         const state = await c.lb.servers();
         return [...state.values()].every((servers) => servers.get('n3') === false && servers.get('n1') && servers.get('n2'));
       });
+      st.diagnostic(`the killed node left rotation ${Math.round(performance.now() - killedAt)} ms after it died`);
       const client = grpcClient(c.lbGrpcPort);
       try {
         assert.equal((await client.unary('LookupIP', { ip_address: '8.8.8.8' }, acme.key)).error, undefined);
       } finally {
         client.close();
       }
+    });
+
+    await t.test('with no node left, HAProxy answers 503 as umbra would: problem+json with Retry-After', async () => {
+      for (const n of [a, b]) n.proc.kill('SIGKILL');
+      await Promise.all([a.exited, b.exited]);
+      const res = await get(c.lbOrigin, '/lookup/ip/8.8.8.8', acme.key);
+      assert.equal(res.status, 503);
+      assert.equal(res.headers.get('content-type'), 'application/problem+json');
+      assert.equal(res.headers.get('retry-after'), '5');
+      const body = (await res.json()) as { status: number; type: string; detail: string; error: string };
+      assert.equal(body.status, 503);
+      assert.equal(body.type, 'urn:umbra:problem:unavailable');
+      assert.equal(body.error, body.detail);
     });
   });
 });
