@@ -331,7 +331,7 @@ describe('three umbra nodes in distributed mode behind HAProxy (deploy/haproxy.c
       st.diagnostic(
         `rate limit 20/s burst 40: ${admitted} admitted, ${refused} refused in ${elapsed.toFixed(2)} s (one bucket admits ${expected.toFixed(1)}); per node ${perNode}`,
       );
-      assert.ok(refused > admitted, 'the burst went well past the limit');
+      assert.ok(admitted + refused >= 1.5 * expected, `the burst went well past the limit: ${admitted + refused} requests`);
       assert.ok(Math.abs(admitted - expected) <= 0.1 * expected, `admitted ${admitted}, one bucket admits ${expected.toFixed(1)}`);
     });
 
