@@ -114,9 +114,10 @@ async function startCluster(t: TestContext): Promise<Cluster> {
   });
   const configFile = join(dir, 'umbra.json');
   writeFileSync(configFile, JSON.stringify(run.settings, null, 2));
-  const envOf = (nodeId: string, extra: Record<string, string> = {}) => ({
+  // A node's own settings over the shared file; CLI verbs keep their default node id (one per process).
+  const envOf = (nodeId: string | undefined, extra: Record<string, string> = {}) => ({
     UMBRA_CONFIG: configFile,
-    UMBRA_NODE_ID: nodeId,
+    ...(nodeId === undefined ? {} : { UMBRA_NODE_ID: nodeId }),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     UMBRA_STREAM_KEEPALIVE_MS: String(KEEPALIVE_MS),
     ...extra,
@@ -171,7 +172,7 @@ async function startCluster(t: TestContext): Promise<Cluster> {
     lb,
     lbOrigin,
     lbGrpcPort: grpcPort,
-    cli: (args, dataDir = cliDir) => umbraCliAsync(dataDir, args, envOf('operator')),
+    cli: (args, dataDir = cliDir) => umbraCliAsync(dataDir, args, envOf(undefined)),
     operatorToken: settings.UMBRA_OPERATOR_TOKEN!,
     bucketEndpoint: `${s3.endpoint}/${s3.bucket}/`,
   };
