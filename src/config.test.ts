@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, parseConfig } from './config.ts';
@@ -49,6 +49,13 @@ describe('configuration', () => {
       nodeId: 'node-a',
       creditBlock: 200,
     });
+  });
+
+  it('should give each process a node id of its own when none is set, even with the host name and pid of another', () => {
+    const a = parseConfig(DISTRIBUTED).distributed!.nodeId;
+    const b = parseConfig(DISTRIBUTED).distributed!.nodeId;
+    assert.notEqual(a, b);
+    assert.ok(a.startsWith(`${hostname()}-${process.pid}-`), a);
   });
 
   it('should name every missing engine and shared secret at once', () => {

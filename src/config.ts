@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
@@ -62,7 +63,7 @@ const ConfigSchema = z.object({
    * `umbra` (umbra's own signed URL, served by the node: for buckets customers cannot reach).
    */
   UMBRA_DOWNLOADS: z.enum(['store', 'umbra']).default('store'),
-  /** This node's name in credit blocks, stream leases and logs (default: host name and process id). */
+  /** This node's name in credit blocks and connection names; unique per running node (default: host name, pid, random). */
   UMBRA_NODE_ID: z
     .string()
     .regex(/^[A-Za-z0-9_.:-]{1,64}$/)
@@ -287,7 +288,9 @@ function distributedConfig(c: z.infer<typeof ConfigSchema>): DistributedConfig {
       prefix: c.S3_PREFIX,
     },
     downloads: c.UMBRA_DOWNLOADS,
-    nodeId: c.UMBRA_NODE_ID ?? `${hostname()}-${process.pid}`,
+    // Random too: containers sharing a host name (host networking) often share a pid (1) as well, and
+    // two nodes of one name would spend one credit block as if each held it alone.
+    nodeId: c.UMBRA_NODE_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
     creditBlock: c.UMBRA_CREDIT_BLOCK,
   };
 }

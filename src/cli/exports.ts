@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { systemClock } from '../lib/clock.ts';
 import type { ExportJobDeps } from '../modules/exports/export-job.ts';
+import { EXPORT_LOCK, EXPORT_LOCK_WAIT_MS, type HeldLock, waitForJobLock } from '../modules/exports/job-lock.ts';
 import { ParquetWriter } from '../modules/exports/parquet-writer.ts';
 import { recoverPublishes } from '../modules/exports/publish-recovery.ts';
 import { snapshotId } from '../modules/exports/snapshot-id.ts';
@@ -26,10 +27,19 @@ function feedsOf(name: string | undefined): FeedDef[] {
 
 /**
  * The export jobs on this data dir's stores (the caller holds the data dir), after settling publishes
- * a crash interrupted, so a job starts from a catalog that matches the store.
+ * a crash interrupted, so a job starts from a catalog that matches the store. Under the export lock:
+ * in distributed mode the nodes' scheduled passes take it too, so a job run from an operator's machine
+ * waits for a node's pass instead of writing the same snapshots beside it.
  */
 async function withJobs<T>(config: Config, out: Output, use: (deps: ExportJobDeps) => Promise<T>): Promise<T> {
   const stores = await cliStores({ ...config, signingKeys: signingKeys(config) });
+  let held: HeldLock;
+  try {
+    held = await waitForJobLock(stores.jobLock, EXPORT_LOCK, EXPORT_LOCK_WAIT_MS);
+  } catch (e) {
+    await stores.close();
+    throw e;
+  }
   const writer = await ParquetWriter.create({ spoolDir: join(config.dataDir, 'export-work') });
   try {
     const deps: ExportJobDeps = {
@@ -56,6 +66,7 @@ async function withJobs<T>(config: Config, out: Output, use: (deps: ExportJobDep
     return await use(deps);
   } finally {
     writer.close();
+    await held.release();
     await stores.close();
   }
 }
