@@ -36,6 +36,7 @@ describe('configuration', () => {
       redisPrefix: 'umbra:',
       natsUrl: DISTRIBUTED.NATS_URL,
       natsPrefix: 'UMBRA',
+      natsReplicas: 1,
       s3: {
         endpoint: 'https://s3.internal',
         publicEndpoint: undefined,

@@ -42,6 +42,8 @@ const ConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,32}$/)
     .default('UMBRA'),
+  /** Copies JetStream keeps of each feed stream (a JetStream cluster of at least that many servers). */
+  UMBRA_NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** Distributed mode: S3-compatible object storage for the export files. Endpoint unset: AWS S3 itself. */
   S3_ENDPOINT: z.string().url().optional(),
   S3_BUCKET: z.string().min(3).max(63).optional(),
@@ -193,6 +195,7 @@ export interface DistributedConfig {
   redisPrefix: string;
   natsUrl: string;
   natsPrefix: string;
+  natsReplicas: number;
   s3: {
     endpoint: string | undefined;
     publicEndpoint: string | undefined;
@@ -275,6 +278,7 @@ function distributedConfig(c: z.infer<typeof ConfigSchema>): DistributedConfig {
     redisPrefix: c.UMBRA_REDIS_PREFIX,
     natsUrl: c.NATS_URL!,
     natsPrefix: c.UMBRA_NATS_PREFIX,
+    natsReplicas: c.UMBRA_NATS_REPLICAS,
     s3: {
       endpoint: c.S3_ENDPOINT,
       publicEndpoint: c.S3_PUBLIC_ENDPOINT,

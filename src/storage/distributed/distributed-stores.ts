@@ -43,7 +43,7 @@ const pgPool = (d: DistributedConfig, log: StoreLog, name: string) =>
 
 async function feedStores(d: DistributedConfig, log: StoreLog): Promise<FeedStores & { feedLog: JetStreamFeedLog }> {
   const nc = await connectNats(d.natsUrl, { name: `umbra@${d.nodeId}` });
-  const feedLog = new JetStreamFeedLog(nc, { prefix: `${d.natsPrefix}_FEED` });
+  const feedLog = new JetStreamFeedLog(nc, { prefix: `${d.natsPrefix}_FEED`, replicas: d.natsReplicas });
   try {
     await feedLog.ensureStreams();
   } catch (e) {
