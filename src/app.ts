@@ -15,6 +15,7 @@ import { nodeKeyCrypto, type KeyCrypto } from './lib/key-crypto.ts';
 import { Lifecycles, type Lifecycle } from './lib/lifecycle.ts';
 import { createLogger } from './lib/logger.ts';
 import { DAY_MS } from './lib/time.ts';
+import { type AppError, dependencyFault, isAppError } from './errors.ts';
 import { Metrics } from './metrics.ts';
 import { AccountService } from './modules/accounts/account-service.ts';
 import { AdminService } from './modules/accounts/admin-service.ts';
@@ -189,10 +190,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     }),
     runExportJob: (request) => exportRuntime.run(request),
     health: async () => {
+      // The count first: a catalog whose database does not answer is then among the stores' problems,
+      // and the probe still says what is wrong (a 503 with its lines) rather than failing as a request.
+      let snapshots: number | undefined;
+      let catalogFault: AppError | undefined;
+      try {
+        snapshots = await stores.snapshots.count();
+      } catch (e) {
+        catalogFault = isAppError(e) ? e : dependencyFault(e);
+        if (!catalogFault) throw e;
+      }
       // Parts report what they lack (state still catching up with the feed log) so a balancer waits for them.
       const problems = [...(await stores.health()), ...parts.problems()];
-      const snapshots = await stores.snapshots.count();
-      return { status: problems.length === 0 ? 'ok' : 'unhealthy', problems, exports: { snapshots, last_job_at: lastExportJobAt } };
+      if (catalogFault && problems.length === 0) problems.push(`exports: the snapshot catalog cannot be read (${catalogFault.message})`);
+      return {
+        status: problems.length === 0 ? 'ok' : 'unhealthy',
+        problems,
+        ...(snapshots === undefined ? {} : { exports: { snapshots, last_job_at: lastExportJobAt } }),
+      };
     },
     dataStatus: async () => {
       const view = lookupData.view();

@@ -126,7 +126,7 @@ const SQLITE_FAULT = /^SQLITE_(BUSY|LOCKED|IOERR|READONLY|CANTOPEN|PROTOCOL|NOME
  * What an engine holds, by the codes the distributed backends (storage/distributed/) give a fault of
  * it: Redis unreachable or not answering, NATS unreachable, too slow to acknowledge or refusing.
  */
-const engineOf = (code: string): string | undefined =>
+export const engineOf = (code: string): string | undefined =>
   code === 'REDIS_UNAVAILABLE' ? 'shared state store' : code.startsWith('NATS_') ? 'feed log (NATS)' : undefined;
 /**
  * A remote service a backend depends on (the S3 object store) refused, failed or did not answer within

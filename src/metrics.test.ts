@@ -39,4 +39,19 @@ describe(Metrics.name, () => {
     const json = (await metrics.registry.getMetricsAsJSON()).filter((m) => m.name.startsWith('umbra_http_request'));
     assert.deepEqual(json, await registry.getMetricsAsJSON());
   });
+
+  it('should still be scraped, with the last snapshot counts, while the snapshot catalog cannot be read', async () => {
+    const metrics = new Metrics();
+    let down = false;
+    metrics.snapshotCounter = async () => {
+      if (down) throw new Error('The database is unavailable right now (ECONNREFUSED). Retry shortly.');
+      return [{ feed: 'proxies', kind: 'hourly', count: 3 }];
+    };
+    metrics.storeVitals = () => ({ unsentCredits: 0, databaseUnavailable: down ? 1 : 0 });
+    assert.match(await metrics.registry.metrics(), /^umbra_export_snapshots\{feed="proxies",kind="hourly"\} 3$/m);
+    down = true;
+    const text = await metrics.registry.metrics();
+    assert.match(text, /^umbra_database_unavailable 1$/m, 'the scrape says the database is down');
+    assert.match(text, /^umbra_export_snapshots\{feed="proxies",kind="hourly"\} 3$/m);
+  });
 });

@@ -194,7 +194,15 @@ export class Metrics {
     labelNames: ['feed', 'kind'] as const,
     registers: [this.registry],
     collect: async () => {
-      for (const c of (await this.snapshotCounter?.()) ?? []) this.exportSnapshots.set({ feed: c.feed, kind: c.kind }, c.count);
+      let counts: Array<{ feed: string; kind: string; count: number }>;
+      try {
+        counts = (await this.snapshotCounter?.()) ?? [];
+      } catch {
+        // The catalog cannot be read (its database is down): the last counts stay, and the scrape goes on,
+        // since umbra_database_unavailable is what says so.
+        return;
+      }
+      for (const c of counts) this.exportSnapshots.set({ feed: c.feed, kind: c.kind }, c.count);
     },
   });
   /** Set by the app: the intelligence index's size and memory, read at scrape time. */

@@ -20,7 +20,8 @@ export interface ExportsHealth {
 export interface HealthReport {
   status: 'ok' | 'unhealthy';
   problems: string[];
-  exports: ExportsHealth;
+  /** Absent when the snapshot catalog cannot be read (its database is down: a problem says so). */
+  exports?: ExportsHealth;
 }
 
 /** The domain services that the transports (HTTP, gRPC) call. */

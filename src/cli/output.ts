@@ -1,4 +1,4 @@
-import { AppError, dependencyFault } from '../errors.ts';
+import { AppError, DEPENDENCY_UNAVAILABLE, dependencyFault, engineOf } from '../errors.ts';
 import { ConfigError } from '../config.ts';
 
 /** Exit codes of every verb: 0 done, 1 done only partly, 2 usage error or nothing done. */
@@ -27,12 +27,17 @@ function faultLine(e: unknown): string | undefined {
   const fault = dependencyFault(e);
   if (!fault) return undefined;
   const code = (e as { code: string }).code;
+  // A distributed engine (Redis, NATS) or a remote store (S3): not the data dir.
+  const engine =
+    engineOf(code) ?? (code === DEPENDENCY_UNAVAILABLE ? String((e as { dependency?: unknown }).dependency ?? 'storage') : undefined);
   const what =
     fault.code === 'INSUFFICIENT_STORAGE'
       ? 'the disk holding the data dir is full'
       : code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')
         ? 'the database is locked by another process'
-        : 'the data dir cannot be written';
+        : engine
+          ? `the ${engine} is unavailable`
+          : 'the data dir cannot be written';
   return `${what} (${code}); nothing was changed. ${(e as Error).message !== code ? `(${(e as Error).message})` : ''}`.trim();
 }
 

@@ -1,3 +1,4 @@
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config, DistributedConfig } from '../../config.ts';
 import { BlockCreditLedger } from '../../modules/credits/block-credit-ledger.ts';
@@ -43,6 +44,7 @@ const pgPool = (d: DistributedConfig, log: StoreLog, name: string) =>
 
 async function feedStores(d: DistributedConfig, log: StoreLog): Promise<FeedStores & { feedLog: JetStreamFeedLog }> {
   const nc = await connectNats(d.natsUrl, { name: `umbra@${d.nodeId}` });
+  watchNats(nc, log);
   const feedLog = new JetStreamFeedLog(nc, { prefix: `${d.natsPrefix}_FEED`, replicas: d.natsReplicas });
   try {
     await feedLog.ensureStreams();
@@ -168,6 +170,25 @@ export function createDistributedListStore(config: Config) {
 /** The feed log and bus alone (`umbra ingest` straight to JetStream). */
 export function createDistributedFeedStores(config: Config, log: StoreLog): Promise<FeedStores> {
   return feedStores(distributed(config), log);
+}
+
+/**
+ * Says when the connection to NATS is lost and when it is back, as PostgreSQL's and Redis's outages
+ * are said: meanwhile ingestion and stream opens answer 503 and /health names the feed bus.
+ */
+function watchNats(nc: NatsConnection, log: StoreLog): void {
+  let downSince: number | undefined;
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' && downSince === undefined) {
+        downSince = Date.now();
+        log.warn({}, 'NATS unreachable: ingestion and stream opens answer 503; reconnecting');
+      } else if (s.type === 'reconnect' && downSince !== undefined) {
+        log.info({ unavailable_ms: Date.now() - downSince }, 'NATS available again');
+        downSince = undefined;
+      }
+    }
+  })();
 }
 
 /** A warning that repeats while an engine stays down is said once per interval. */

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { FEED_STREAM_OPERATIONS } from '../../../src/operations.ts';
+import { AppError } from '../../../src/errors.ts';
 
 const PROBLEM = 'application/problem+json';
 const get = (app: TestApp, url: string, key?: string) => app.http.inject({ url, headers: key ? { 'x-api-key': key } : {} });
@@ -243,6 +244,31 @@ describe('errors, health and documents', () => {
       problems: ['embedded database: disk I/O error'],
       exports: { snapshots: 0, last_job_at: null },
     });
+  });
+
+  it('should still answer health with its problem lines when the snapshot catalog cannot be read (its database is down)', async (t) => {
+    const app = await buildTestApp(t);
+    // What a PostgreSQL catalog throws while the database is down (pg-pool.ts): a dependency fault.
+    const down = new AppError('UNAVAILABLE', 'The database is unavailable right now (ECONNREFUSED). Retry shortly.');
+    app.stores.snapshots.count = async () => {
+      throw down;
+    };
+    const alone = await app.http.inject({ url: '/health' });
+    assert.equal(alone.statusCode, 503);
+    assert.match(String(alone.headers['content-type']), /^application\/json/, 'the health report, not a failed request');
+    assert.deepEqual(alone.json(), {
+      status: 'unhealthy',
+      problems: [`exports: the snapshot catalog cannot be read (${down.message})`],
+    });
+    // The database's own line says it when the stores know it (they saw the same failure).
+    const line = 'database: unavailable for 3 s (ECONNREFUSED); requests that need it answer 503';
+    app.stores.health = async () => [line];
+    assert.deepEqual((await app.http.inject({ url: '/api/v4/health' })).json(), { status: 'unhealthy', problems: [line] });
+    // Anything else is a bug, and stays a 500.
+    app.stores.snapshots.count = async () => {
+      throw new TypeError('not a fault');
+    };
+    assert.equal((await app.http.inject({ url: '/health' })).statusCode, 500);
   });
 
   it('should publish an OpenAPI 3.1 document and a local reference page without a key', async (t) => {
