@@ -723,15 +723,17 @@ export async function benchDistributed(): Promise<Record<string, number | string
     nodes.push(embedded);
     const a = await startNode('A', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-a' }, ['--setup']);
     nodes.push(a);
+    // The lookup nodes serve lookups only (A, which made the team, does the fan-out's ingestion later),
+    // so a CPU profile of each (UMBRA_BENCH_CPU_PROF) holds its start and the lookup load alone.
+    const d = await startNode('D', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-d' });
+    nodes.push(d);
     const viaMemory = await startNode('M', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-m' }, ['--memory-limiter']);
     nodes.push(viaMemory);
     const viaPrefetch = await startNode('P', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-p' }, ['--prefetch', String(PREFETCH)]);
     nodes.push(viaPrefetch);
-    viaMemory.info.key = a.info.key;
-    viaPrefetch.info.key = a.info.key;
-    Object.assign(out, await benchLookups(embedded, a, viaMemory, viaPrefetch, e));
-    await stopNode(viaMemory);
-    await stopNode(viaPrefetch);
+    for (const n of [d, viaMemory, viaPrefetch]) n.info.key = a.info.key;
+    Object.assign(out, await benchLookups(embedded, d, viaMemory, viaPrefetch, e));
+    for (const n of [d, viaMemory, viaPrefetch]) await stopNode(n);
     const b = await startNode('B', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-b' });
     nodes.push(b);
     Object.assign(out, await benchFanOutAcross(a, b, embedded));
