@@ -51,8 +51,11 @@ import { benchFanOut } from './feeds.bench.ts';
 const WRK = process.env.UMBRA_BENCH_WRK ?? '/usr/bin/wrk';
 const WRK_SCRIPT = join(import.meta.dirname, 'wrk/lookup-many.lua');
 const CONNECTIONS = 50;
-/** Tokens the prefetch prototype takes per Redis take: 10 % of the default lookup burst (200). */
-const PREFETCH = 20;
+/**
+ * Tokens the prefetch prototype takes per Redis take: 8 % of the default lookup burst (200), so one
+ * node holds at most 20 (10 %) with the next chunk in flight.
+ */
+const PREFETCH = 16;
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const pct = (xs: ArrayLike<number>, p: number): number => {
