@@ -13,7 +13,7 @@
 // (schema, key prefix, stream prefix) and cleaned up afterwards. Load comes from wrk in a process of its
 // own. The 1-minute load average is printed with every figure: the VM is shared.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -607,6 +607,7 @@ function consumers(port: number, key: string, n: number) {
   const closers: Array<() => void> = [];
   const sampled = new Set([0, Math.floor(n / 3), Math.floor((2 * n) / 3), n - 1]);
   let delivered = 0;
+  let chunks = 0;
   const reqs = Array.from(
     { length: n },
     (_, c) =>
@@ -616,6 +617,7 @@ function consumers(port: number, key: string, n: number) {
           if (res.statusCode !== 200) return fail(new Error(`stream answered ${res.statusCode}`));
           let rest = '';
           res.on('data', (chunk: Buffer) => {
+            chunks++;
             if (!sampled.has(c)) {
               for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) delivered++;
               return;
@@ -643,6 +645,7 @@ function consumers(port: number, key: string, n: number) {
   return {
     ready: Promise.all(reqs),
     delivered: () => delivered,
+    chunks: () => chunks,
     arrivals,
     close: () => {
       for (const f of closers) f();
@@ -657,12 +660,38 @@ interface FanRound {
   p50: number;
   p99: number;
   load: string;
+  /** CPU of the ingesting node, the node holding the clients and nats-server, ms per 1,000 records ingested; busy % of wall time. */
+  cpu: string;
+  /** Records per chunk the clients read (how the node batches its writes). */
+  perChunk: number;
+}
+
+/** The pid of the NATS server the bench uses (the machine's shared engine), from /proc; undefined when not found. */
+function natsServerPid(): number | undefined {
+  const port = new URL(testEngines.natsUrl).port || '4222';
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (!args[0]?.endsWith('nats-server')) continue;
+      const p =
+        args.indexOf('-p') >= 0 ? args[args.indexOf('-p') + 1] : args.indexOf('--port') >= 0 ? args[args.indexOf('--port') + 1] : '4222';
+      if (p === port) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return undefined;
 }
 
 async function fanRound(ingestOn: Node, clientsOn: Node, key: string, seconds: number): Promise<FanRound> {
   const c = consumers(clientsOn.info.port, key, FAN_CLIENTS);
   await c.ready;
   await sleep(500);
+  const nats = natsServerPid();
+  const pids = [ingestOn.child.pid, ...(clientsOn === ingestOn ? [] : [clientsOn.child.pid]), nats];
+  const cpu0 = pids.map(cpuMs);
+  const own0 = process.cpuUsage();
   const t0 = performance.now();
   ingestOn.child.stdin!.write(`ingest ${FAN_RATE} ${seconds}\n`);
   const done = JSON.parse(await new Promise<string>((resolve) => ingestOn.lines.once('line', resolve))) as {
@@ -675,8 +704,19 @@ async function fanRound(ingestOn: Node, clientsOn: Node, key: string, seconds: n
   const deadline = Date.now() + 10_000;
   while (c.delivered() < expected && Date.now() < deadline) await sleep(20);
   const elapsed = (performance.now() - t0) / 1000;
+  const cpu1 = pids.map(cpuMs);
+  const own = process.cpuUsage(own0);
   c.close();
   const latencies = c.arrivals.map(([seq, at]) => at - done.appendedAt[seq]!);
+  const names = clientsOn === ingestOn ? ['node', 'nats'] : ['A', 'B', 'nats'];
+  const cpu = pids
+    .map((pid, i) => {
+      if (pid === undefined || cpu0[i] === undefined || cpu1[i] === undefined) return `${names[i]} n/a`;
+      const ms = cpu1[i]! - cpu0[i]!;
+      return `${names[i]} ${fix((ms * 1000) / done.published, 1)} ms/1k ${Math.round(ms / (elapsed * 10))} %`;
+    })
+    .join(', ');
+  const clientsMs = (own.user + own.system) / 1000;
   return {
     perSecond: Math.round(c.delivered() / elapsed),
     delivered: c.delivered(),
@@ -684,6 +724,8 @@ async function fanRound(ingestOn: Node, clientsOn: Node, key: string, seconds: n
     p50: fix(pct(latencies, 50)),
     p99: fix(pct(latencies, 99)),
     load: load1(),
+    cpu: `${cpu}, clients ${Math.round(clientsMs / (elapsed * 10))} %`,
+    perChunk: fix(c.delivered() / c.chunks(), 1),
   };
 }
 
@@ -699,7 +741,12 @@ async function benchFanOutAcross(a: Node, b: Node, embedded: Node, seconds = 6, 
     D.push(await fanRound(a, b, a.info.streamKey!, seconds));
   }
   const show = (rs: FanRound[]) =>
-    rs.map((r) => `${r.perSecond}/s, ${r.delivered}/${r.expected}, p50 ${r.p50} p99 ${r.p99} ms (load ${r.load})`).join('; ');
+    rs
+      .map(
+        (r) =>
+          `${r.perSecond}/s, ${r.delivered}/${r.expected}, p50 ${r.p50} p99 ${r.p99} ms, ${r.perChunk} records/read, CPU ${r.cpu} (load ${r.load})`,
+      )
+      .join('; ');
   return {
     'fan-out: clients / records/s ingested / rounds': `${FAN_CLIENTS} / ${FAN_RATE} / ${rounds} x ${seconds} s`,
     'embedded node, ingest and clients on it: delivered/s': Math.round(median(E.map((r) => r.perSecond))),
@@ -715,39 +762,54 @@ async function benchFanOutAcross(a: Node, b: Node, embedded: Node, seconds = 6, 
 // ---------------------------------------------------------------- the suite
 
 export async function benchDistributed(): Promise<Record<string, number | string>> {
+  // UMBRA_BENCH_PARTS=decisions,ingest,lookups,fanout (default: all), to look into one part alone.
+  const parts = new Set((process.env.UMBRA_BENCH_PARTS ?? 'decisions,ingest,lookups,fanout').split(','));
   const e = await setUpEngines();
   const nodes: Node[] = [];
   const out: Record<string, number | string> = {};
   try {
-    Object.assign(out, await benchDecisions(e));
-    Object.assign(out, await benchIngest(e));
-    // One at a time: each loads the dataset (and the first may build it into the cache).
-    const embedded = await startNode('embedded', { UMBRA_STORAGE: 'embedded' }, ['--setup']);
-    nodes.push(embedded);
-    const a = await startNode('A', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-a' }, ['--setup']);
-    nodes.push(a);
-    // The lookup nodes serve lookups only (A, which made the team, does the fan-out's ingestion later),
-    // so a CPU profile of each (UMBRA_BENCH_CPU_PROF) holds its start and the lookup load alone.
-    const d = await startNode('D', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-d' });
-    nodes.push(d);
-    const viaMemory = await startNode('M', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-m' }, ['--memory-limiter']);
-    nodes.push(viaMemory);
-    const viaPrefetch = await startNode('P', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-p' }, ['--prefetch', String(PREFETCH)]);
-    nodes.push(viaPrefetch);
-    for (const n of [d, viaMemory, viaPrefetch]) n.info.key = a.info.key;
-    Object.assign(out, await benchLookups(embedded, d, viaMemory, viaPrefetch, e));
-    for (const n of [d, viaMemory, viaPrefetch]) await stopNode(n);
-    const b = await startNode('B', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-b' });
-    nodes.push(b);
-    Object.assign(out, await benchFanOutAcross(a, b, embedded));
+    if (parts.has('decisions')) Object.assign(out, await benchDecisions(e));
+    if (parts.has('ingest')) Object.assign(out, await benchIngest(e));
+    if (parts.has('lookups') || parts.has('fanout')) {
+      // One at a time: each loads the dataset (and the first may build it into the cache).
+      const embedded = await startNode('embedded', { UMBRA_STORAGE: 'embedded' }, ['--setup']);
+      nodes.push(embedded);
+      const a = await startNode('A', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-a' }, ['--setup']);
+      nodes.push(a);
+      if (parts.has('lookups')) Object.assign(out, await lookupsOnNodes(e, embedded, a, nodes));
+      if (parts.has('fanout')) {
+        const b = await startNode('B', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-b' });
+        nodes.push(b);
+        Object.assign(out, await benchFanOutAcross(a, b, embedded));
+      }
+    }
   } finally {
     for (const n of nodes) await stopNode(n);
     await tearDownEngines(e);
   }
-  // The feeds bench's embedded fan-out (records published straight to the bus, no ingestion), for the README's figure.
-  const feeds = await benchFanOut();
-  out['feeds bench, embedded fan-out: delivered/s'] =
-    `${feeds['umbra delivered events/s, 100 consumers (target >= 500,000)']} (load ${load1()})`;
-  out['feeds bench, embedded: p50 / p99 ms'] = feeds['umbra publish-to-delivery p50 / p99 ms (target p99 < 50)']!;
+  if (parts.has('fanout')) {
+    // The feeds bench's embedded fan-out (records published straight to the bus, no ingestion), for the README's figure.
+    const feeds = await benchFanOut();
+    out['feeds bench, embedded fan-out: delivered/s'] =
+      `${feeds['umbra delivered events/s, 100 consumers (target >= 500,000)']} (load ${load1()})`;
+    out['feeds bench, embedded: p50 / p99 ms'] = feeds['umbra publish-to-delivery p50 / p99 ms (target p99 < 50)']!;
+  }
+  return out;
+}
+
+/**
+ * The lookup nodes serve lookups only (A, which made the team, does the fan-out's ingestion later), so
+ * a CPU profile of each (UMBRA_BENCH_CPU_PROF) holds its start and the lookup load alone.
+ */
+async function lookupsOnNodes(e: Engines, embedded: Node, a: Node, nodes: Node[]): Promise<Record<string, number | string>> {
+  const d = await startNode('D', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-d' });
+  nodes.push(d);
+  const viaMemory = await startNode('M', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-m' }, ['--memory-limiter']);
+  nodes.push(viaMemory);
+  const viaPrefetch = await startNode('P', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-p' }, ['--prefetch', String(PREFETCH)]);
+  nodes.push(viaPrefetch);
+  for (const n of [d, viaMemory, viaPrefetch]) n.info.key = a.info.key;
+  const out = await benchLookups(embedded, d, viaMemory, viaPrefetch, e);
+  for (const n of [d, viaMemory, viaPrefetch]) await stopNode(n);
   return out;
 }
