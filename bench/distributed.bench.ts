@@ -1,17 +1,20 @@
 // Distributed-mode figures, each against its embedded counterpart measured in the same run:
 //   1. GET /lookup/ip req/s of one distributed node vs one embedded node (same real dataset, same kind of
 //      key, the same wrk request sequence over many distinct IPv4/IPv6 addresses), alternating rounds, with
-//      each server's CPU µs per request from /proc, and a diagnosis node: distributed with its rate
-//      buckets in process instead of Redis (what the Redis take per request costs);
+//      each server's CPU µs per request from /proc, and two diagnosis nodes: distributed with its rate
+//      buckets in process instead of Redis (what the Redis take per request costs), and distributed
+//      with a prototype of per-node token prefetch in front of Redis (servers/prefetch-rate-limiter.ts);
 //   2. credit and rate-limit decision latency in process: BlockCreditLedger.debit (sync fast path and
 //      reserve path, PostgreSQL) vs BufferedCreditLedger over SQLite, RedisRateLimiter.take vs
 //      MemoryRateLimiter.take, over many teams and keys;
 //   3. ingestion records/s, IngestService over JetStream vs over the embedded file log;
 //   4. fan-out across two nodes: records ingested on node A reach K NDJSON stream clients on node B.
-// The bench starts and stops everything itself (s3rver, three or four umbra processes) on the machine's
+// The bench starts and stops everything itself (s3rver, six umbra processes) on the machine's
 // PostgreSQL, Redis and NATS (UMBRA_TEST_*_URL as for the tests), each isolated by a name of this run
-// (schema, key prefix, stream prefix) and cleaned up afterwards. Load comes from wrk in a process of its
-// own. The 1-minute load average is printed with every figure: the VM is shared.
+// (schema, key prefix, stream prefix) and cleaned up afterwards; it fails at once, naming the engine,
+// when one is unreachable. Load comes from wrk in a process of its own. The 1-minute load average is
+// printed with every figure: the VM is shared. UMBRA_BENCH_PARTS=decisions,ingest,lookups,fanout runs
+// some parts only; UMBRA_BENCH_CPU_PROF=<dir> makes every umbra process write a V8 CPU profile there.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
