@@ -7,6 +7,7 @@ import { benchIntelMmdb } from './intel-mmdb.bench.ts';
 import { benchFanOut, benchIngestion } from './feeds.bench.ts';
 import { benchExports } from './exports.bench.ts';
 import { benchDatasetSwap } from './dataset-swap.bench.ts';
+import { benchDistributed } from './distributed.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -19,6 +20,7 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'feed ingestion into the durable log (in-process)': benchIngestion,
   'feed stream fan-out (127.0.0.1)': () => benchFanOut(),
   'parquet exports (in-process)': benchExports,
+  'distributed mode (127.0.0.1)': benchDistributed,
 };
 
 for (const [name, run] of Object.entries(suites)) {

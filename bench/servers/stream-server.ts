@@ -2,7 +2,7 @@
 // in-process bus). bare mode: node:http writing the same lines to every open response (the baseline).
 // On stdin `publish <records/s> <seconds>` it publishes proxies records stamped with their publish time.
 import { createServer, type ServerResponse } from 'node:http';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -18,6 +18,7 @@ let publish: (batch: FeedMessage[]) => Promise<void>;
 let port: number;
 let grpcPort: number | undefined;
 let key = '';
+let dataDir: string | undefined;
 
 if (bare) {
   const clients = new Set<ServerResponse>();
@@ -36,6 +37,7 @@ if (bare) {
   };
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-stream-'));
+  dataDir = dir;
   const config = parseConfig({ UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn', UMBRA_STREAM_BUFFER: '1000000' });
   const app = await buildApp(config, { dataset: tinyDataset });
   const org = await app.services.admin.createOrg({ name: 'bench', maxStreams: 1000 });
@@ -77,4 +79,8 @@ createInterface({ input: process.stdin }).on('line', async (line) => {
   }
   process.stdout.write(`${JSON.stringify({ published: n })}\n`);
 });
-process.on('SIGTERM', () => process.exit(0));
+// The data dir goes with the process: each fan-out run left one behind in /tmp.
+process.on('SIGTERM', () => {
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  process.exit(0);
+});
