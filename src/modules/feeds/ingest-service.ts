@@ -97,6 +97,10 @@ export class IngestService {
       if (failure) throw interrupted(failure.error, summary, storedThrough);
     };
     for await (const items of batches) {
+      // A synchronous input (the simulator, a CSV already in memory) would otherwise validate up to
+      // MAX_BUFFERED records without letting timers and sockets run: a networked log's acknowledgement
+      // deadline would fire on a healthy engine, and other requests would wait.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       for (const item of items) {
         lastRecord = item.n;
         const check =
