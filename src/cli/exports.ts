@@ -9,6 +9,7 @@ import { recoverPublishes } from '../modules/exports/publish-recovery.ts';
 import { snapshotId } from '../modules/exports/snapshot-id.ts';
 import type { Snapshot } from '../modules/exports/snapshot-catalog.ts';
 import { FEED_IDS, FEED_LIST, findFeed, type FeedDef } from '../modules/feeds/feed-catalog.ts';
+import { type HeldLock, waitForExportLock } from '../modules/exports/job-lock.ts';
 import { manualJob, runManualJob, type ManualJobRequest } from '../modules/exports/manual-jobs.ts';
 import { EXPORT_JOBS_PATH } from '../http/routes/export-jobs.ts';
 import { action, cliStores } from './context.ts';
@@ -31,7 +32,11 @@ function feedsOf(name: string | undefined): FeedDef[] {
 async function withJobs<T>(config: Config, out: Output, use: (deps: ExportJobDeps) => Promise<T>): Promise<T> {
   const stores = await cliStores({ ...config, signingKeys: signingKeys(config) });
   const writer = await ParquetWriter.create({ spoolDir: join(config.dataDir, 'export-work') });
+  // Distributed mode: the nodes' export lock, so a job run here never overlaps a node's (it waits for
+  // a pass under way, as a job asked of a node does).
+  let held: HeldLock | undefined;
   try {
+    held = await waitForExportLock(stores.jobLock);
     const deps: ExportJobDeps = {
       feedLog: stores.feedLog,
       store: stores.objects,
@@ -55,6 +60,7 @@ async function withJobs<T>(config: Config, out: Output, use: (deps: ExportJobDep
       );
     return await use(deps);
   } finally {
+    await held?.release();
     writer.close();
     await stores.close();
   }

@@ -2,16 +2,12 @@ import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { FeedId } from '../feeds/feed-catalog.ts';
 import type { DamageReport, ExportJobDeps } from './export-job.ts';
 import { ExportScheduler, type SchedulerHooks } from './export-scheduler.ts';
-import { AppError } from '../../errors.ts';
 import { JobLane } from './job-lane.ts';
-import { EXPORT_LOCK, LocalJobLock, type HeldLock, type JobLock } from './job-lock.ts';
+import { LocalJobLock, type JobLock, waitForExportLock } from './job-lock.ts';
 import { manualJob, runManualJob, type ManualJobRequest } from './manual-jobs.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 import { recoverPublishes, type RecoveryReport } from './publish-recovery.ts';
 import type { Snapshot } from './snapshot-catalog.ts';
-
-/** How long a job asked for by hand waits for another node's pass to finish (ms). */
-const LOCK_WAIT_MS = 60_000;
 
 export interface ExportRuntimeOptions {
   /** The stores and clock the jobs work on; the writer is made here, on first use. */
@@ -67,12 +63,12 @@ export class ExportRuntime implements Lifecycle {
 
   /**
    * Validates and runs an operator's job now, after settling publishes a crash interrupted; waits for
-   * a pass another node is running (up to LOCK_WAIT_MS, then 503).
+   * a pass another node is running (up to a minute, then 503).
    */
   run(request: ManualJobRequest): Promise<Snapshot[]> {
     const job = manualJob(request, this.o.deps.clock.now());
     return this.lane.run(async () => {
-      const held = await this.waitForLock();
+      const held = await waitForExportLock(this.lock);
       try {
         const deps = await this.deps();
         const settled = await recoverPublishes(deps);
@@ -82,17 +78,6 @@ export class ExportRuntime implements Lifecycle {
         await held.release();
       }
     });
-  }
-
-  private async waitForLock(): Promise<HeldLock> {
-    const until = Date.now() + LOCK_WAIT_MS;
-    for (;;) {
-      const held = await this.lock.tryAcquire(EXPORT_LOCK);
-      if (held) return held;
-      if (Date.now() >= until)
-        throw new AppError('UNAVAILABLE', 'Another node is running export jobs; retry once it has finished.', { retryAfter: 30 });
-      await new Promise((r) => setTimeout(r, 500));
-    }
   }
 
   async stop(): Promise<void> {

@@ -1,5 +1,10 @@
+import { AppError } from '../../errors.ts';
+
 /** The lock every export job runs under, scheduled or asked for by hand. */
 export const EXPORT_LOCK = 'exports';
+
+/** How long a job asked for by hand waits for another node's pass to finish (ms). */
+export const MANUAL_LOCK_WAIT_MS = 60_000;
 
 /** A lock held by this process; `lost` is aborted if the backend lets it go (a dropped connection). */
 export interface HeldLock {
@@ -31,5 +36,20 @@ export class LocalJobLock implements JobLock {
         this.held.delete(name);
       },
     };
+  }
+}
+
+/**
+ * Takes the export lock for a job asked for by hand, waiting (checking twice a second) while another
+ * node runs a pass; 503 after `waitMs`.
+ */
+export async function waitForExportLock(lock: JobLock, waitMs = MANUAL_LOCK_WAIT_MS): Promise<HeldLock> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const held = await lock.tryAcquire(EXPORT_LOCK);
+    if (held) return held;
+    if (Date.now() >= until)
+      throw new AppError('UNAVAILABLE', 'Another node is running export jobs; retry once it has finished.', { retryAfter: 30 });
+    await new Promise((r) => setTimeout(r, 500));
   }
 }
