@@ -165,8 +165,25 @@ function allStopped(pid: number): boolean {
   }
 }
 
+/** The processes whose parent is `pid` (a postmaster's backends and helpers). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return out;
+}
+
 /** A throw-away PostgreSQL cluster: initdb in a temp dir, trust authentication, one database `umbra`. */
 export class PrivatePostgres {
+  private backends: number[] = [];
+
   private constructor(
     private readonly proc: EngineProcess,
     private readonly dir: string,
@@ -269,15 +286,31 @@ export class PrivatePostgres {
     return this.proc.signal('SIGKILL');
   }
 
-  pause(): Promise<void> {
-    return this.proc.pause();
+  /**
+   * The whole server stops answering (a hung host, a partition): the postmaster and every backend of
+   * an open session are stopped; connections stay open. Stopping the postmaster alone would only hang
+   * new sessions.
+   */
+  async pause(): Promise<void> {
+    await this.proc.pause();
+    this.backends = childrenOf(this.proc.pid!);
+    for (const pid of this.backends) process.kill(pid, 'SIGSTOP');
   }
 
   resume(): void {
+    for (const pid of this.backends) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    this.backends = [];
     this.proc.resume();
   }
 
   async destroy(): Promise<void> {
+    this.resume();
     await this.proc.signal('SIGQUIT');
     rmSync(this.dir, { recursive: true, force: true });
     dirs.delete(this.dir);

@@ -63,7 +63,7 @@ export class ExportRuntime implements Lifecycle {
 
   /**
    * Validates and runs an operator's job now, after settling publishes a crash interrupted; waits for
-   * a pass another node is running (up to LOCK_WAIT_MS, then 503).
+   * a pass another node is running (up to a minute, then 503).
    */
   run(request: ManualJobRequest): Promise<Snapshot[]> {
     const job = manualJob(request, this.o.deps.clock.now());
