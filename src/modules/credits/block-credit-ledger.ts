@@ -89,7 +89,9 @@ export class BlockCreditLedger implements CreditLedger {
       if (s && nowSec < s.periodEnd && s.left >= cost) return this.spend(s, cost);
       const want = s?.scarce ? cost : Math.max(cost, this.o.blockSize);
       if (!(await this.report(orgId, nowSec, want))) return { ok: false, balance: 0, resetsAt: nowSec };
-      const t = this.teams.get(orgId)!;
+      // A flush may have given the block back meanwhile (the team looked idle): look again.
+      const t = this.teams.get(orgId);
+      if (!t) continue;
       if (nowSec < t.periodEnd && t.left >= cost) return this.spend(t, cost);
       return { ok: false, balance: this.remaining(t), resetsAt: t.periodEnd };
     }

@@ -145,7 +145,14 @@ export class PgPool implements PgQueryable {
     try {
       return this.ok(await this.pool.query<R>(text, values));
     } catch (e) {
-      throw this.fault(e);
+      // An idle connection the server ended (57P01) before this statement reached it: the statement never
+      // ran, so it is sent once more on a fresh connection.
+      if ((e as { code?: string }).code !== '57P01') throw this.fault(e);
+      try {
+        return this.ok(await this.pool.query<R>(text, values));
+      } catch (again) {
+        throw this.fault(again);
+      }
     }
   }
 
