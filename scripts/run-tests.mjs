@@ -17,5 +17,11 @@ files.sort();
 // The black-box tests run bin/umbra.js, which runs the compiled build: make it current first.
 const built = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 if (built.status !== 0) process.exit(built.status ?? 1);
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+// A test that hangs fails after 5 minutes, named, instead of holding the run until CI's own limit;
+// --test-force-exit ends a file whose tests are done while a handle (a socket, a timer) stays open.
+const r = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', '--test-force-exit', ...files],
+  { stdio: 'inherit' },
+);
 process.exit(r.status ?? 1);

@@ -121,7 +121,10 @@ class EngineProcess {
     if (this.paused) this.resume();
     const exited = new Promise((r) => child.once('exit', r));
     child.kill(signal);
+    // A server that does not finish its shutdown within 10 s is killed: a test must never wait forever.
+    const overdue = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exited;
+    clearTimeout(overdue);
     // The kernel may keep the port a moment after the process is gone.
     while (await accepts(this.port)) await sleep(10);
   }

@@ -7,7 +7,7 @@ import { BusUnavailableError, type FeedMessage } from '../../modules/feeds/feed-
 import { FEED_IDS, FEEDS, type FeedId, recordTimeMs } from '../../modules/feeds/feed-catalog.ts';
 import { LogLearner } from '../../modules/feeds/log-learner.ts';
 import { testEngines, requireEngine, uniqueTestName } from '../../../test/helpers/engines.ts';
-import { PrivateNatsServer } from '../../../test/helpers/nats-server.ts';
+import { PrivateNats } from '../../../test/helpers/private-engines.ts';
 import { feedBusContract } from '../contract/feed-bus.contract.ts';
 import { feedLogContract } from '../contract/feed-log.contract.ts';
 import { JetStreamFeedBus } from './jetstream-feed-bus.ts';
@@ -340,9 +340,9 @@ describe('JetStream feed log and bus across nodes', () => {
 });
 
 describe('JetStream feed log and bus through a NATS outage (private nats-server)', () => {
-  let server: PrivateNatsServer;
+  let server: PrivateNats;
   before(async () => {
-    server = await PrivateNatsServer.start();
+    server = await PrivateNats.start();
   });
   after(() => server.destroy());
 
@@ -390,7 +390,7 @@ describe('JetStream feed log and bus through a NATS outage (private nats-server)
       await assert.rejects(bus.subscribe('proxies', { signal: ac.signal, maxBuffered: 10 }), BusUnavailableError);
       await new Promise((r) => setTimeout(r, 3_000));
       const ackedBeforeRestart = acked.length;
-      await server.resume();
+      await server.start();
       const resumedAt = Date.now();
       await until('an append after the restart', () => lastAckAt > resumedAt, 15_000);
       const recoveredMs = lastAckAt - resumedAt;
