@@ -182,7 +182,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     limits: new LimitPolicy(stores.limits, stores.limiter, clock, config.limitsRefreshMs),
     lookup: new LookupService(lookupData, deps.intelligence ?? intel!, stores.ledger, clock),
     domains: new DomainService(deps.domainSource ?? domainAggregates, stores.ledger, clock),
-    ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger),
+    ingest: new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => clock.now()), logger, {
+      store: stores.ingestKeys,
+      now: () => clock.now(),
+    }),
     streams: new StreamService(stores.bus, stores.slots, { maxBuffered: config.streamBuffer, clock }),
     exports: new ExportService(stores.snapshots, stores.objects, new CursorCodec(stores.signingKeys), clock, {
       signer: downloadSigner,

@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'REQUEST_TIMEOUT'
   | 'HEADERS_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'IDEMPOTENCY_KEY_BUSY'
+  | 'IDEMPOTENCY_KEY_REUSED'
   | 'RATE_LIMITED'
   | 'TOO_MANY_STREAMS'
   | 'INTERNAL'
@@ -31,6 +33,7 @@ export const GRPC = {
   PERMISSION_DENIED: 7,
   RESOURCE_EXHAUSTED: 8,
   FAILED_PRECONDITION: 9,
+  ABORTED: 10,
   UNIMPLEMENTED: 12,
   INTERNAL: 13,
   UNAVAILABLE: 14,
@@ -63,6 +66,10 @@ export const STATUS: Record<ErrorCode, StatusRow> = {
   REQUEST_TIMEOUT: { http: 408, grpc: GRPC.DEADLINE_EXCEEDED, title: 'Request timeout' },
   HEADERS_TOO_LARGE: { http: 431, grpc: GRPC.INVALID_ARGUMENT, title: 'Request header fields too large' },
   UNSUPPORTED_MEDIA_TYPE: { http: 415, grpc: GRPC.INVALID_ARGUMENT, title: 'Unsupported media type' },
+  // Idempotency-Key (ingestion): a request under the key is still running (retry later), or the key
+  // was used for other records or another feed (a client bug: never retry as is).
+  IDEMPOTENCY_KEY_BUSY: { http: 409, grpc: GRPC.ABORTED, title: 'Idempotency key in use' },
+  IDEMPOTENCY_KEY_REUSED: { http: 422, grpc: GRPC.FAILED_PRECONDITION, title: 'Idempotency key reused' },
   RATE_LIMITED: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, title: 'Too many requests' },
   TOO_MANY_STREAMS: { http: 429, grpc: GRPC.RESOURCE_EXHAUSTED, title: 'Too many concurrent streams' },
   INTERNAL: { http: 500, grpc: GRPC.INTERNAL, title: 'Internal server error' },

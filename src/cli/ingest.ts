@@ -8,6 +8,7 @@ import { systemClock } from '../lib/clock.ts';
 import { csvItems } from '../modules/feeds/csv-items.ts';
 import { FEED_IDS, findFeed, type FeedDef } from '../modules/feeds/feed-catalog.ts';
 import { RecordValidator } from '../modules/feeds/feed-records.ts';
+import { checkIngestKey } from '../modules/feeds/ingest-keys.ts';
 import { IngestInterrupted, IngestService, type IngestSummary } from '../modules/feeds/ingest-service.ts';
 import { ndjsonFromBytes } from '../modules/feeds/line-splitter.ts';
 import { createFeedStores } from '../storage/index.ts';
@@ -31,6 +32,7 @@ interface IngestOptions {
   format?: string;
   server?: string;
   local?: boolean;
+  idempotencyKey?: string;
 }
 
 /** `umbra ingest FEED FILE|-`: validates and stores records, through the running server when there is one. */
@@ -43,6 +45,10 @@ export function registerIngest(program: Command): void {
     .option('--format <format>', 'ndjson or csv (default: csv for *.csv files, else ndjson)')
     .option('--server <url>', 'send to this umbra server (default: the server running on the data dir, if one is)')
     .option('--local', 'write straight into the data dir (refused while a server runs on it)')
+    .option(
+      '--idempotency-key <key>',
+      'a key of this batch: run again with the same key and file, only what was not stored yet is stored (kept 24 h)',
+    )
     .action(
       action(async (out, configOf, feedName: string, file: string, o: IngestOptions) => {
         const config = configOf();
@@ -51,6 +57,9 @@ export function registerIngest(program: Command): void {
         const format = o.format ?? (file.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
         if (format !== 'ndjson' && format !== 'csv') throw AppError.field('format', "must be 'ndjson' or 'csv'");
         if (format === 'csv' && !feed.csv) throw AppError.field('format', `the ${feed.id} feed has nested records: use NDJSON`);
+        const keyProblem = o.idempotencyKey === undefined ? undefined : checkIngestKey(o.idempotencyKey);
+        if (keyProblem) throw AppError.field('idempotency-key', keyProblem);
+        const key = o.idempotencyKey;
         let size = 0;
         if (file !== '-') {
           try {
@@ -85,10 +94,10 @@ export function registerIngest(program: Command): void {
         let summary: IngestSummary;
         try {
           summary = server
-            ? await remote(server, config, feed, format, input, out)
+            ? await remote(server, config, feed, format, input, out, key)
             : config.storage === 'distributed'
-              ? await local(config, feed, format, input)
-              : await withDataDir(config, 'ingest', () => local(config, feed, format, input));
+              ? await local(config, feed, format, input, key)
+              : await withDataDir(config, 'ingest', () => local(config, feed, format, input, key));
         } catch (e) {
           if (!(e instanceof IngestInterrupted || e instanceof IngestStopped)) throw e;
           // A storage fault stopped the ingest: say what was stored, and exit as for partial work.
@@ -106,17 +115,29 @@ export function registerIngest(program: Command): void {
 }
 
 /** Ingests through the configured feed log and bus: the data dir's files, or JetStream in distributed mode. */
-async function local(config: Config, feed: FeedDef, format: string, input: Readable): Promise<IngestSummary> {
+async function local(config: Config, feed: FeedDef, format: string, input: Readable, key: string | undefined): Promise<IngestSummary> {
   const stores = await createFeedStores(config, cliStoreLog);
-  const service = new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => systemClock.now()), cliStoreLog);
+  const service = new IngestService(stores.feedLog, stores.bus, new RecordValidator(() => systemClock.now()), cliStoreLog, {
+    store: stores.ingestKeys,
+    now: () => systemClock.now(),
+  });
   try {
-    return await service.ingest(feed, format === 'csv' ? csvItems(feed, input) : ndjsonFromBytes(input));
+    const items = format === 'csv' ? csvItems(feed, input) : ndjsonFromBytes(input);
+    return await service.ingest(feed, items, key === undefined ? {} : { idempotencyKey: key });
   } finally {
     await stores.close();
   }
 }
 
-function remote(base: string, config: Config, feed: FeedDef, format: string, input: Readable, out: Output): Promise<IngestSummary> {
+function remote(
+  base: string,
+  config: Config,
+  feed: FeedDef,
+  format: string,
+  input: Readable,
+  out: Output,
+  key: string | undefined,
+): Promise<IngestSummary> {
   const token = operatorToken(config, false);
   if (!token)
     throw new UsageError(`no operator token: set UMBRA_OPERATOR_TOKEN or run on the server's data dir (${config.operatorTokenFile})`);
@@ -124,7 +145,11 @@ function remote(base: string, config: Config, feed: FeedDef, format: string, inp
   return new Promise((resolve, reject) => {
     const req = request(`${base}/internal/v1/ingest/${feed.id}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': format === 'csv' ? 'text/csv' : 'application/x-ndjson' },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': format === 'csv' ? 'text/csv' : 'application/x-ndjson',
+        ...(key === undefined ? {} : { 'idempotency-key': key }),
+      },
     });
     req.on('response', (res) => {
       let text = '';
@@ -161,6 +186,7 @@ function report(out: Output, s: IngestSummary): void {
       .map(([r, n]) => `${r}: ${n}`)
       .join(', ');
     const lines = [`${s.feed}: ${s.accepted} accepted, ${s.rejected} rejected${reasons ? ` (${reasons})` : ''}`];
+    if (s.replayed) lines.push('  (an earlier ingest under this idempotency key stored these; nothing was stored now)');
     for (const e of s.errors) lines.push(`  record ${e.record}: ${e.field}: ${e.message}`);
     if (s.rejected > s.errors.length) lines.push(`  … and ${s.rejected - s.errors.length} more`);
     return lines.join('\n');

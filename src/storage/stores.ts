@@ -6,6 +6,7 @@ import type { ObjectStore } from '../modules/exports/object-store.ts';
 import type { SnapshotCatalog } from '../modules/exports/snapshot-catalog.ts';
 import type { FeedBus } from '../modules/feeds/feed-bus.ts';
 import type { FeedLog } from '../modules/feeds/feed-log.ts';
+import type { IngestKeyStore } from '../modules/feeds/ingest-keys.ts';
 import type { StreamSlots } from '../modules/feeds/stream-slots.ts';
 import type { IntelListStore } from '../modules/intel/lists/intel-list.ts';
 import type { OverlayStore } from '../modules/intel/overlays/overlay-store.ts';
@@ -21,6 +22,8 @@ export interface Stores {
   ledger: CreditLedger;
   limiter: RateLimiter;
   feedLog: FeedLog;
+  /** Idempotency keys of ingestion. */
+  ingestKeys: IngestKeyStore;
   bus: FeedBus;
   slots: StreamSlots;
   objects: ObjectStore;
@@ -52,6 +55,7 @@ export const silentLog: StoreLog = { warn: () => {}, info: () => {}, error: () =
 /** The feed log and bus alone (`umbra ingest` writing without a server). */
 export interface FeedStores {
   feedLog: FeedLog;
+  ingestKeys: IngestKeyStore;
   bus: FeedBus;
   close(): Promise<void>;
 }

@@ -51,11 +51,16 @@ describe('One server per data dir', () => {
     const stream = await openStream(first.port, '/api/v4/feeds/proxies/stream', key);
     const file = join(dataDir, 'proxies.ndjson');
     writeFileSync(file, `${JSON.stringify({ ...sampleRecords(Date.now()).proxies, provider: 'OWNER_TEST' })}\n`);
-    const sent = umbraCli(dataDir, ['ingest', 'proxies', file]);
+    const sent = umbraCli(dataDir, ['ingest', 'proxies', file, '--idempotency-key', 'owner-test-1']);
     assert.equal(sent.code, 0, sent.stderr);
     assert.match(sent.stderr, new RegExp(`sending to ${first.origin}`));
     const [record] = (await stream.records(1, 10_000)) as Array<{ provider: string }>;
     assert.equal(record!.provider, 'OWNER_TEST', 'the running server published it at once');
+    // Sent again under its key (a script that lost the answer): the server's first answer, nothing stored.
+    const resent = umbraCli(dataDir, ['ingest', 'proxies', file, '--idempotency-key', 'owner-test-1']);
+    assert.equal(resent.code, 0, resent.stderr);
+    assert.deepEqual([resent.json.accepted, resent.json.replayed], [1, true]);
+    assert.equal(umbraCli(dataDir, ['ingest', 'proxies', file, '--idempotency-key', 'has space']).code, 2, 'a bad key is refused');
     stream.close();
     const local = umbraCli(dataDir, ['ingest', 'proxies', file, '--local']);
     assert.equal(local.code, 2);
@@ -85,6 +90,10 @@ describe('One server per data dir', () => {
     first.proc.kill('SIGKILL');
     await first.exited;
     assert.equal(umbraCli(dataDir, ['data', 'status']).json.server, null);
+    // Without a server, `--local` keeps the same keys in the data dir: the key the server stored is known.
+    const offline = umbraCli(dataDir, ['ingest', 'proxies', file, '--local', '--idempotency-key', 'owner-test-1']);
+    assert.equal(offline.code, 0, offline.stderr);
+    assert.equal(offline.json.replayed, true);
     const third = await startServe(t, dataDir);
     assert.ok(third.port > 0);
   });

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { AppError } from '../../errors.ts';
 import { csvItems } from '../../modules/feeds/csv-items.ts';
 import { findFeed } from '../../modules/feeds/feed-catalog.ts';
+import { checkIngestKey } from '../../modules/feeds/ingest-keys.ts';
 import { ndjsonFromBytes } from '../../modules/feeds/line-splitter.ts';
 import type { Services } from '../../services.ts';
 import type { IngestSummary } from '../../modules/feeds/ingest-service.ts';
@@ -26,11 +27,15 @@ export const ingest =
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the records as Content-Type: application/x-ndjson (or text/csv for flat feeds).');
     if (type === 'text/csv' && !feed.csv)
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', `The ${feed.id} feed has nested records: send NDJSON.`);
+    const key = req.headers['idempotency-key'];
+    if (Array.isArray(key)) throw AppError.field('Idempotency-Key', 'must be sent once');
+    const keyProblem = key === undefined ? undefined : checkIngestKey(key);
+    if (keyProblem) throw AppError.field('Idempotency-Key', keyProblem);
     const body = req.body as Readable;
     const items = type === 'text/csv' ? csvItems(feed, body) : ndjsonFromBytes(body);
     let summary: IngestSummary;
     try {
-      summary = await s.ingest.ingest(feed, items);
+      summary = await s.ingest.ingest(feed, items, key === undefined ? {} : { idempotencyKey: key });
     } catch (e) {
       // The rest of the body was not read: the connection cannot carry another request.
       reply.header('connection', 'close');
@@ -41,6 +46,8 @@ export const ingest =
       for (const e of summary.errors) (fields[`record ${e.record}: ${e.field}`] ??= []).push(e.message);
       throw AppError.validation(fields);
     }
+    // The answer of an earlier request under the key, as the IETF idempotency draft's implementations say it.
+    if (summary.replayed) reply.header('idempotent-replayed', 'true');
     reply.code(200);
     return summary;
   };

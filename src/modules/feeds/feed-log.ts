@@ -5,6 +5,11 @@ export interface FeedLogEntry {
   timeMs: number;
   /** Canonical JSON of the record, without a newline. */
   line: string;
+  /**
+   * The record's idempotent id (keyed ingestion), for a log that can drop an entry it already holds
+   * under the same id; a log without that ignores it.
+   */
+  id?: string;
 }
 
 /**

@@ -7,6 +7,7 @@ import { JetStreamFeedBus } from './jetstream-feed-bus.ts';
 import { JetStreamFeedLog } from './jetstream-feed-log.ts';
 import { connectNats } from './nats-connection.ts';
 import { PgAccountStore } from './pg-account-store.ts';
+import { PgIngestKeyStore } from './pg-ingest-key-store.ts';
 import { PgCreditBlocks } from './pg-credit-blocks.ts';
 import { PgCreditLedger } from './pg-credit-ledger.ts';
 import { PgIntelListStore } from './pg-intel-list-store.ts';
@@ -42,7 +43,7 @@ const pgPool = (d: DistributedConfig, log: StoreLog, name: string) =>
     onRecovered: (ms) => log.info({ unavailable_ms: ms }, 'PostgreSQL available again'),
   });
 
-async function feedStores(d: DistributedConfig, log: StoreLog): Promise<FeedStores & { feedLog: JetStreamFeedLog }> {
+async function feedStores(d: DistributedConfig, log: StoreLog): Promise<Omit<FeedStores, 'ingestKeys'> & { feedLog: JetStreamFeedLog }> {
   const nc = await connectNats(d.natsUrl, { name: `umbra@${d.nodeId}` });
   watchNats(nc, log);
   const feedLog = new JetStreamFeedLog(nc, { prefix: `${d.natsPrefix}_FEED`, replicas: d.natsReplicas });
@@ -123,6 +124,7 @@ export async function createDistributedStores(config: Config, clock: Clock, log:
     ledger,
     limiter: new RedisRateLimiter(redis, { keyPrefix: d.redisPrefix }),
     feedLog: feeds.feedLog,
+    ingestKeys: new PgIngestKeyStore(db),
     bus: feeds.bus,
     slots: new RedisStreamSlots(redis, { keyPrefix: d.redisPrefix }),
     objects,
@@ -168,8 +170,23 @@ export function createDistributedListStore(config: Config) {
 }
 
 /** The feed log and bus alone (`umbra ingest` straight to JetStream). */
-export function createDistributedFeedStores(config: Config, log: StoreLog): Promise<FeedStores> {
-  return feedStores(distributed(config), log);
+export async function createDistributedFeedStores(config: Config, log: StoreLog): Promise<FeedStores> {
+  const d = distributed(config);
+  const db = pgPool(d, log, 'cli');
+  try {
+    const feeds = await feedStores(d, log);
+    return {
+      ...feeds,
+      ingestKeys: new PgIngestKeyStore(db),
+      close: async () => {
+        await feeds.close();
+        await db.close();
+      },
+    };
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
 }
 
 /**

@@ -4,6 +4,8 @@ import { type NatsLink, NatsUnavailableError, natsFault } from './nats-connectio
 export interface AppendItem {
   subject: string;
   data: string;
+  /** Nats-Msg-Id to store it under (keyed ingestion), instead of the per-send reply subject. */
+  id?: string;
 }
 
 interface InFlight {
@@ -79,7 +81,8 @@ export class JetStreamAppender {
         if (f.acked[i]) continue;
         const reply = `${this.inbox}.${group}.${i}`;
         const h = headers();
-        h.set('Nats-Msg-Id', reply);
+        // A client's idempotent id also dedupes a resend from another request, process or node.
+        h.set('Nats-Msg-Id', f.items[i]!.id ?? reply);
         this.nc.publish(f.items[i]!.subject, f.items[i]!.data, { reply, headers: h });
       }
       if (again) f.timer.refresh();

@@ -128,7 +128,9 @@ export class JetStreamFeedLog implements FeedLog {
             `A record of ${Buffer.byteLength(e.line)} bytes is larger than the feed log takes (${max} bytes); nothing of this batch was stored.`,
           ),
         );
-      items[i] = { subject: this.subject(feed, hourOf(e.timeMs)), data: e.line };
+      items[i] = e.id
+        ? { subject: this.subject(feed, hourOf(e.timeMs)), data: e.line, id: e.id }
+        : { subject: this.subject(feed, hourOf(e.timeMs)), data: e.line };
     }
     const p = this.appender.publish(items);
     this.inFlight.add(p);

@@ -20,7 +20,9 @@ before(() => requireEngine('NATS', testEngines.natsUrl));
 async function openLog(options: JetStreamFeedLogOptions & { url?: string } = {}): Promise<{ nc: NatsConnection; log: JetStreamFeedLog }> {
   const prefix = options.prefix ?? uniqueTestName('umbra_t');
   const nc = await connectNats(options.url ?? testEngines.natsUrl, { name: `umbra test ${prefix}`, reconnectWaitMs: 100 });
-  return { nc, log: new JetStreamFeedLog(nc, { ...options, prefix }) };
+  // JetStream API calls (creating streams, reading an hour) get 10 s, not the nodes' 2 s: on a loaded
+  // CI machine file-backed stream creation has taken longer, and these tests are not about that deadline.
+  return { nc, log: new JetStreamFeedLog(nc, { apiTimeoutMs: 10_000, ...options, prefix }) };
 }
 
 async function deleteStreams(log: JetStreamFeedLog): Promise<void> {
@@ -315,6 +317,32 @@ describe('JetStream feed log and bus across nodes', () => {
       await log.close();
       await deleteStreams(log);
       await nc.close();
+    }
+  });
+
+  it('should store a record once when it is appended again under the same id, from another connection (keyed ingestion)', async () => {
+    const prefix = uniqueTestName('umbra_t');
+    const a = await openLog({ prefix });
+    const b = await openLog({ prefix });
+    try {
+      await a.log.ensureStreams();
+      const hour = hourOf(Date.now());
+      const entries = (from: number, to: number) =>
+        Array.from({ length: to - from }, (_, i) => ({
+          timeMs: hour,
+          line: JSON.stringify({ n: from + i }),
+          id: `key-digest.${from + i}`,
+        }));
+      await a.log.append('proxies', entries(0, 300));
+      // A resend after a lost acknowledgement: the same ids, and some new ones, from another node.
+      await b.log.append('proxies', entries(200, 500));
+      const stored: number[] = [];
+      for await (const line of a.log.readHour('proxies', hour)) stored.push(JSON.parse(line).n as number);
+      assert.deepEqual(stored, [...Array(500).keys()], 'each id stored once, in order');
+    } finally {
+      await Promise.all([a.log.close(), b.log.close()]);
+      await deleteStreams(a.log);
+      await Promise.all([a.nc.close(), b.nc.close()]);
     }
   });
 

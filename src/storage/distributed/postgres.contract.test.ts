@@ -7,7 +7,9 @@ import { asAppError, STATUS } from '../../errors.ts';
 import { accountStoreContract } from '../contract/account-store.contract.ts';
 import { creditLedgerContract } from '../contract/credit-ledger.contract.ts';
 import { intelListStoreContract } from '../contract/intel-list-store.contract.ts';
+import { ingestKeyStoreContract } from '../contract/ingest-key-store.contract.ts';
 import { limitStoreContract } from '../contract/limit-store.contract.ts';
+import { PgIngestKeyStore } from './pg-ingest-key-store.ts';
 import { overlayStoreContract } from '../contract/overlay-store.contract.ts';
 import { snapshotCatalogContract } from '../contract/snapshot-catalog.contract.ts';
 import { BufferedCreditLedger } from '../../modules/credits/buffered-credit-ledger.ts';
@@ -50,6 +52,11 @@ creditLedgerContract('postgres behind the write-behind buffer', async () => {
   const db = s.pool();
   await addOrgs(db, ['org_a', 'org_b']);
   return { ledger: new BufferedCreditLedger(new PgCreditLedger(db), () => 0), close: s.close };
+});
+
+ingestKeyStoreContract('postgres', async () => {
+  const s = await freshSchema();
+  return { store: new PgIngestKeyStore(s.pool()), close: s.close };
 });
 
 overlayStoreContract('postgres', async () => {

@@ -14,6 +14,7 @@ import { MemoryRateLimiter } from './memory-rate-limiter.ts';
 import { MemoryStreamSlots } from './memory-stream-slots.ts';
 import { SqliteAccountStore } from './sqlite-account-store.ts';
 import { SqliteCreditLedger } from './sqlite-credit-ledger.ts';
+import { SqliteIngestKeyStore } from './sqlite-ingest-key-store.ts';
 import { openSqlite, sqliteGate } from './sqlite-db.ts';
 import { SqliteLimitStore } from './sqlite-limit-store.ts';
 import { SqliteOverlayStore } from './sqlite-overlay-store.ts';
@@ -66,6 +67,7 @@ export function createEmbeddedStores(config: EmbeddedConfig, clock: Clock, log: 
     signingKeys,
     jobLock: new LocalJobLock(),
     feedLog,
+    ingestKeys: new SqliteIngestKeyStore(db),
     bus,
     slots: new MemoryStreamSlots({ clock }),
     accounts: new SqliteAccountStore(db),
@@ -126,8 +128,10 @@ async function flushBeforeClose(ledger: BufferedCreditLedger, log: StoreLog): Pr
 }
 
 /** The data dir's feed log and an in-process bus, for `umbra ingest` holding the data dir itself. */
-export function createEmbeddedFeedStores(config: Pick<Config, 'feedLogDir' | 'dataDir' | 'diskReserveBytes'>): FeedStores {
+export function createEmbeddedFeedStores(config: Pick<Config, 'feedLogDir' | 'dataDir' | 'diskReserveBytes' | 'sqliteFile'>): FeedStores {
   mkdirSync(config.dataDir, { recursive: true });
+  // The server's database, for the idempotency keys: this process holds the data dir, no server runs.
+  const db = openSqlite(config.sqliteFile, { deadlineMs: 10_000 });
   // The same reserve as the server's: an ingest never fills the disk the database and exports need.
   const disk = new DiskSpace({ dir: config.dataDir, reserveBytes: config.diskReserveBytes });
   disk.start();
@@ -135,11 +139,13 @@ export function createEmbeddedFeedStores(config: Pick<Config, 'feedLogDir' | 'da
   const bus = new MemoryFeedBus();
   return {
     feedLog,
+    ingestKeys: new SqliteIngestKeyStore(db),
     bus,
     close: async () => {
       disk.stop();
       await bus.close();
       await feedLog.close();
+      db.close();
     },
   };
 }

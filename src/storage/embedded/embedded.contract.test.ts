@@ -19,7 +19,9 @@ import { MemoryFeedBus } from './memory-feed-bus.ts';
 import { MemoryStreamSlots } from './memory-stream-slots.ts';
 import { SqliteAccountStore } from './sqlite-account-store.ts';
 import { SqliteLimitStore } from './sqlite-limit-store.ts';
+import { ingestKeyStoreContract } from '../contract/ingest-key-store.contract.ts';
 import { limitStoreContract } from '../contract/limit-store.contract.ts';
+import { SqliteIngestKeyStore } from './sqlite-ingest-key-store.ts';
 import { SqliteCreditLedger } from './sqlite-credit-ledger.ts';
 import { openSqlite } from './sqlite-db.ts';
 import { overlayStoreContract } from '../contract/overlay-store.contract.ts';
@@ -89,6 +91,11 @@ intelListStoreContract('files', async () => {
       assert.deepEqual(stray, []);
     },
   };
+});
+
+ingestKeyStoreContract('sqlite', async () => {
+  const db = openSqlite(':memory:');
+  return { store: new SqliteIngestKeyStore(db), close: async () => void db.close() };
 });
 
 overlayStoreContract('sqlite', async () => {

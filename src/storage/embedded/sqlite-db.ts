@@ -105,6 +105,19 @@ const MIGRATIONS: string[] = [
      source_version TEXT,
      started_at_ms INTEGER NOT NULL
    );`,
+  // Ingestion idempotency keys: how far an ingest under a key stored its input, its answer, and once
+  // it read its whole input the digest of its records; owner holds a running ingest's claim.
+  `CREATE TABLE ingest_keys (
+     key TEXT PRIMARY KEY,
+     feed TEXT NOT NULL,
+     owner TEXT,
+     lease_until INTEGER NOT NULL,
+     stored_through INTEGER NOT NULL DEFAULT 0,
+     summary TEXT,
+     records_sha256 TEXT,
+     updated_ms INTEGER NOT NULL
+   );
+   CREATE INDEX ingest_keys_updated ON ingest_keys(updated_ms);`,
 ];
 
 const gates = new WeakMap<SqliteDb, SqliteGate>();
