@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { systemClock } from '../lib/clock.ts';
-import { LIST_KINDS, listKind, providerTag } from '../modules/intel/lists/list-kinds.ts';
+import { LIST_KINDS, listKind, PROVIDER_TAG_RULE, providerTag } from '../modules/intel/lists/list-kinds.ts';
 import { ListImporter, ListImportError, type ImportSummary } from '../modules/intel/lists/list-importer.ts';
 import type { Config } from '../config.ts';
 import type { IntelListStore } from '../modules/intel/lists/intel-list.ts';
@@ -113,7 +113,7 @@ export function registerListVerbs(data: Command): void {
         const kind = listKind(kindText);
         if (!kind) throw new UsageError(`unknown list kind '${kindText}'; one of ${LIST_KINDS.join(', ')}`);
         const provider = providerTag(o.provider);
-        if (!provider) throw new UsageError(`bad provider tag '${o.provider}'`);
+        if (!provider) throw new UsageError(`bad provider tag '${o.provider}': ${PROVIDER_TAG_RULE}`);
         const removed = await withListStore(config(), (store) => store.remove(kind, provider));
         out.result({ kind, provider, removed }, () =>
           removed ? `removed ${kind}/${provider}` : `no list ${kind}/${provider}; nothing removed`,

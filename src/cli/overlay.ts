@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { CATEGORY_KINDS } from '../modules/intel/lists/list-kinds.ts';
 import { AppError } from '../errors.ts';
 import { systemClock } from '../lib/clock.ts';
 import type { Overlay } from '../modules/intel/overlays/overlay-store.ts';
@@ -22,7 +23,7 @@ export function registerOverlay(admin: Command): void {
     .command('add')
     .requiredOption('--org <org>', 'organization id or name')
     .requiredOption('--cidr <cidr>', 'IPv4/IPv6 address or CIDR')
-    .requiredOption('--category <category>', 'category value, e.g. TOR_NODE, SEARCH_ENGINE')
+    .requiredOption('--category <category>', `category: ${CATEGORY_KINDS.join(', ')}`)
     .option('--provider <tag>', 'provider tag (deny: attribute to it; allow: remove only its attribution)')
     .option('--deny', 'add the category for these addresses (the default)')
     .option('--allow', 'remove the category for these addresses')

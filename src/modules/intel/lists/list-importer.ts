@@ -1,6 +1,6 @@
 import type { Clock } from '../../../lib/clock.ts';
 import type { IntelList, IntelListStore } from './intel-list.ts';
-import { LIST_KINDS, listKind, providerTag } from './list-kinds.ts';
+import { LIST_KINDS, listKind, PROVIDER_TAG_RULE, providerTag } from './list-kinds.ts';
 import { ListFormatError, parseList, type LineProblem, type ListFormat, type ParsedList } from './list-formats.ts';
 
 /** Lower-case hex SHA-256 of the bytes (injected: the domain takes no crypto driver). */
@@ -69,7 +69,7 @@ export class ListImporter {
     let provider: string | undefined;
     if (req.provider !== undefined) {
       provider = providerTag(req.provider);
-      if (!provider) throw new ListImportError(`bad provider tag '${req.provider}': 1 to 64 letters, digits, - or _`);
+      if (!provider) throw new ListImportError(`bad provider tag '${req.provider}': ${PROVIDER_TAG_RULE}`);
     }
     let parsed: ParsedList;
     try {

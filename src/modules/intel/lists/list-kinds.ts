@@ -31,6 +31,9 @@ export const LIST_KINDS: readonly string[] = [...CATEGORY_KINDS, ...NETWORK_KIND
 
 const TAG = /^[A-Z0-9_]{1,64}$/;
 
+/** The provider tag's form, for error messages. */
+export const PROVIDER_TAG_RULE = '1 to 64 letters, digits, - or _ (read upper case, - as _), such as TOR or APPLE_PRIVATE_RELAY';
+
 /** `tor-node`, `Tor_Node` → `TOR_NODE`; undefined when it is not a list kind. */
 export function listKind(input: string): string | undefined {
   const k = input.trim().toUpperCase().replaceAll('-', '_');

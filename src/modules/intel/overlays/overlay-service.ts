@@ -3,9 +3,8 @@ import type { Clock } from '../../../lib/clock.ts';
 import type { AccountStore } from '../../accounts/account-store.ts';
 import { formatV4, formatV6, parseIp } from '../../../lib/ip-address.ts';
 import { cidrBounds } from '../engine/range-sets.ts';
+import { CATEGORY_KINDS, PROVIDER_TAG_RULE, providerTag } from '../lists/list-kinds.ts';
 import type { Overlay, OverlayStore } from './overlay-store.ts';
-
-const TAG = /^[A-Z0-9][A-Z0-9_.-]{0,63}$/;
 
 /** `CAT`, `cat`, `tor-node` → `TOR_NODE` (as `umbra data import-list` reads kinds). */
 export const normaliseTag = (s: string): string => s.trim().toUpperCase().replace(/-/g, '_');
@@ -40,12 +39,14 @@ export class OverlayService {
   async add(input: { org: string; cidr: string; category: string; provider?: string; action: 'allow' | 'deny' }): Promise<Overlay> {
     const cidr = canonicalCidr(input.cidr);
     if (!cidr) throw AppError.field('cidr', `must be an IPv4 or IPv6 address or CIDR, got '${input.cidr}'`);
+    // Only the contract's categories: an overlay of any other value would never match what lookups report.
     const category = normaliseTag(input.category);
-    if (!TAG.test(category))
-      throw AppError.field('category', `must be a category value such as TOR_NODE or SEARCH_ENGINE, got '${input.category}'`);
-    const provider = input.provider === undefined ? null : normaliseTag(input.provider);
-    if (provider !== null && !TAG.test(provider))
-      throw AppError.field('provider', `must be an upper-case provider tag such as TOR, got '${input.provider}'`);
+    if (!(CATEGORY_KINDS as readonly string[]).includes(category))
+      throw AppError.field('category', `'${input.category.slice(0, 64)}' is not a category; one of ${CATEGORY_KINDS.join(', ')}`);
+    // The form of the lists' provider tags, so that an allow overlay can name the provider a list attributes.
+    const provider = input.provider === undefined ? null : (providerTag(input.provider) ?? null);
+    if (input.provider !== undefined && provider === null)
+      throw AppError.field('provider', `'${input.provider.slice(0, 80)}' is not a provider tag: ${PROVIDER_TAG_RULE}`);
     return this.store.add({
       org_id: await this.orgId(input.org),
       cidr,
