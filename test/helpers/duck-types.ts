@@ -1,4 +1,5 @@
-/** Test helper: a DuckDB type name (as the catalog or `DESCRIBE` spells it) as a tree. */
+import assert from 'node:assert/strict';
+/** Test helper: a DuckDB type name (as the catalog or `DESCRIBE` spells it) as a tree, and values read back by it. */
 export type DuckType =
   | { kind: 'scalar'; name: string }
   | { kind: 'list'; of: DuckType }
@@ -45,16 +46,35 @@ export function parseDuckType(text: string): DuckType {
   return { kind: 'scalar', name: t };
 }
 
-/** The type spelled as the catalog spells it: DuckDB's own names, member names never quoted. */
-export function formatDuckType(t: DuckType): string {
+/** A value DuckDB read (node-api JS form) back as the stream record's JSON value, led by its DuckDB type. */
+export function asMember(v: unknown, t: DuckType, unit: 's' | 'ms'): unknown {
+  if (v === null || v === undefined) return undefined;
   switch (t.kind) {
-    case 'scalar':
-      return t.name;
     case 'list':
-      return `${formatDuckType(t.of)}[]`;
-    case 'struct':
-      return `STRUCT(${t.members.map(([n, m]) => `${n} ${formatDuckType(m)}`).join(', ')})`;
+      return (v as unknown[]).map((e) => asMember(e, t.of, unit));
     case 'map':
-      return `MAP(${formatDuckType(t.key)}, ${formatDuckType(t.value)})`;
+      return Object.fromEntries((v as { key: unknown; value: unknown }[]).map((e) => [e.key, asMember(e.value, t.value, unit)]));
+    case 'struct':
+      return dropAbsent(Object.fromEntries(t.members.map(([m, mt]) => [m, asMember((v as Record<string, unknown>)[m], mt, unit)])));
+    case 'scalar':
+      switch (t.name) {
+        case 'BIGINT':
+        case 'UBIGINT':
+          assert.ok(typeof v === 'bigint' && Number.isSafeInteger(Number(v)), `${t.name} read as a bigint`);
+          return Number(v);
+        case 'BLOB':
+          return Buffer.from(v as Uint8Array).toString('base64');
+        case 'JSON':
+          return JSON.parse(v as string);
+        case 'TIMESTAMP WITH TIME ZONE':
+          assert.ok(v instanceof Date);
+          return unit === 'ms' ? v.getTime() : v.getTime() / 1000;
+        default:
+          return v;
+      }
   }
 }
+
+/** A record without its null and absent members: what a row of NULLs for them reads back as. */
+export const dropAbsent = (o: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));

@@ -15,7 +15,7 @@ import { runRollup } from './daily-rollup-job.ts';
 import type { ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
 import { ParquetWriter } from './parquet-writer.ts';
-import { parseDuckType, type DuckType } from '../../../test/helpers/duck-types.ts';
+import { asMember, dropAbsent, parseDuckType } from '../../../test/helpers/duck-types.ts';
 import { fullRecords } from '../../../test/helpers/full-feed-records.ts';
 import { readParquet } from '../../../test/helpers/parquet-test-reader.ts';
 import type { DaySources } from './rollup-sources.ts';
@@ -130,37 +130,6 @@ const MEMBER_OF: Record<string, string[]> = {
   version: ['details', 'version'],
   headers: ['details', 'headers'],
 };
-
-/** A value DuckDB read (node-api JS form) back as the stream record's JSON value, led by its DuckDB type. */
-function asMember(v: unknown, t: DuckType, unit: 's' | 'ms'): unknown {
-  if (v === null || v === undefined) return undefined;
-  switch (t.kind) {
-    case 'list':
-      return (v as unknown[]).map((e) => asMember(e, t.of, unit));
-    case 'map':
-      return Object.fromEntries((v as { key: unknown; value: unknown }[]).map((e) => [e.key, asMember(e.value, t.value, unit)]));
-    case 'struct':
-      return dropAbsent(Object.fromEntries(t.members.map(([m, mt]) => [m, asMember((v as Record<string, unknown>)[m], mt, unit)])));
-    case 'scalar':
-      switch (t.name) {
-        case 'BIGINT':
-        case 'UBIGINT':
-          assert.ok(typeof v === 'bigint' && Number.isSafeInteger(Number(v)), `${t.name} read as a bigint`);
-          return Number(v);
-        case 'BLOB':
-          return Buffer.from(v as Uint8Array).toString('base64');
-        case 'JSON':
-          return JSON.parse(v as string);
-        case 'TIMESTAMP WITH TIME ZONE':
-          assert.ok(v instanceof Date);
-          return unit === 'ms' ? v.getTime() : v.getTime() / 1000;
-        default:
-          return v;
-      }
-  }
-}
-
-const dropAbsent = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
 
 describe('parquet exports carry every member of the stream record', () => {
   let dir: string;
