@@ -21,6 +21,9 @@ import { readParquet } from '../../../test/helpers/parquet-test-reader.ts';
 import type { DaySources } from './rollup-sources.ts';
 
 const D0 = Date.UTC(2026, 10, 21);
+async function* linesOf(records: object[]): AsyncIterable<string> {
+  for (const r of records) yield JSON.stringify(r);
+}
 const DATE = '2026-11-21';
 const META = 'STRUCT(proxy_ip VARCHAR, server VARCHAR, pool_id JSON, provider VARCHAR)';
 /** The contract's columns (unchanged: names, order, types), then every other member of the stream record. */
@@ -197,6 +200,13 @@ describe('parquet exports carry every member of the stream record', () => {
       const snap = await runHourly(deps, feed, hour);
       const file = deps.store.pathOf(snap.key);
       assert.deepEqual(await readBack(feed, file), records.map(dropAbsent), `${feed}: every member, values as streamed`);
+      // The job read the log's file; lines streamed to the writer (a log without local files) give the same bytes.
+      const streamed = await deps.writer.write(FEEDS[feed], linesOf(records), join(dir, `streamed-${feed}.parquet`), {
+        kind: 'hourly',
+        date: DATE,
+        hour: '5',
+      });
+      assert.equal(streamed.sha256, snap.checksum, 'same bytes by either path');
       // hyparquet, a second reader, sees the same parquet schema (LIST/MAP/STRUCT groups, timestamp logical type).
       assert.deepEqual(
         (await readParquet(file)).fields.map((f) => [f.name, f.type]),
