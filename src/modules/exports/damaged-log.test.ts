@@ -8,12 +8,14 @@ import { FileFeedLog } from '../../storage/embedded/file-feed-log.ts';
 import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite, type SqliteDb } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
+import { FEED_IDS, FEEDS, recordTimeMs } from '../feeds/feed-catalog.ts';
 import type { FeedLog } from '../feeds/feed-log.ts';
 import { HOUR_MS } from '../../lib/time.ts';
 import { runRollup } from './daily-rollup-job.ts';
 import type { DamageReport, ExportJobDeps } from './export-job.ts';
 import { runHourly } from './hourly-snapshot-job.ts';
 import { ParquetWriter } from './parquet-writer.ts';
+import { fullRecords } from '../../../test/helpers/full-feed-records.ts';
 import { readParquet } from '../../../test/helpers/parquet-test-reader.ts';
 import type { DaySources } from './rollup-sources.ts';
 
@@ -162,5 +164,25 @@ describe('export jobs on a log with damaged lines', () => {
     const snap = await runHourly(deps, 'proxies', D0 + 6 * HOUR_MS);
     assert.deepEqual(await rowsOf(snap.key), asRows(intact.get(6)!));
     assert.deepEqual(damageOf(), [{ hour: 6, skipped: 2, repaired: 0 }]);
+  });
+
+  it('should leave them out of every feed, honeypot_adb included now that its files have a timestamp column', async () => {
+    const hour = D0 + 8 * HOUR_MS;
+    const records = fullRecords(hour);
+    for (const feed of FEED_IDS) {
+      const rs = records[feed];
+      await deps.feedLog.append(
+        feed,
+        rs.map((r) => ({ timeMs: recordTimeMs(FEEDS[feed], r as { timestamp: number }), line: line(r) })),
+      );
+      const file = (await deps.feedLog.hourFile(feed, hour))!.path;
+      writeFileSync(file, `${readFileSync(file, 'utf8')}{}\n`);
+      const snap = await runHourly(deps, feed, hour);
+      assert.equal(snap.rows, rs.length, feed);
+    }
+    assert.deepEqual(
+      reports.map((r) => [r.feed, r.skipped]),
+      FEED_IDS.map((f) => [f, 1]),
+    );
   });
 });

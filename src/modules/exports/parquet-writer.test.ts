@@ -76,7 +76,17 @@ for (const spool of ['fifo', 'file'] as const)
       const pq = await readParquet(join(dir, 'https.parquet'));
       assert.deepEqual(
         pq.fields.map((f) => f.type),
-        ['BIGINT', 'BIGINT', 'VARCHAR', 'INTEGER', 'JSON', 'BLOB'],
+        [
+          'BIGINT',
+          'BIGINT',
+          'VARCHAR',
+          'INTEGER',
+          'JSON',
+          'BLOB',
+          'VARCHAR',
+          'STRUCT(proxy_ip VARCHAR, server VARCHAR, pool_id JSON, provider VARCHAR)',
+          'VARCHAR',
+        ],
       );
       assert.equal(pq.rows[0]!.port, 443);
       // hyparquet parses columns of the JSON logical type itself.
@@ -99,10 +109,24 @@ for (const spool of ['fifo', 'file'] as const)
       const h = await readParquet(join(dir, 'http.parquet'));
       assert.deepEqual(
         h.fields.map((f) => f.name),
-        ['timestamp', 'tunnel_id', 'domain', 'port', 'method', 'uri', 'version', 'raw'],
+        ['timestamp', 'tunnel_id', 'domain', 'port', 'method', 'uri', 'version', 'raw', 'protocol', 'meta', 'headers', 'source_ip'],
       );
       const dec = (v: unknown) => (v instanceof Uint8Array ? new TextDecoder().decode(v) : v);
-      assert.deepEqual(Object.values(h.rows[0]!).map(dec), [1n, 2n, 'c.example', 80, 'GET', '/x', 'HTTP/1.1', 'GET /x']);
+      // hyparquet reads a NULL group (meta, headers) as undefined.
+      assert.deepEqual(Object.values(h.rows[0]!).map(dec), [
+        1n,
+        2n,
+        'c.example',
+        80,
+        'GET',
+        '/x',
+        'HTTP/1.1',
+        'GET /x',
+        null,
+        undefined,
+        undefined,
+        null,
+      ]);
     });
 
     it('should write a valid file with zero rows and the full schema', async () => {
@@ -187,6 +211,8 @@ describe(`${ParquetWriter.name} from files`, () => {
       sequential_id: from + i,
       command: Buffer.from([from + i, 0, 255]).toString('base64'),
       hash: 'cd'.repeat(32),
+      timestamp: 1_795_000_000_000 + from + i,
+      ...((from + i) % 3 === 0 ? { source_ip: '198.51.100.7' } : {}),
     }));
   const ndjson = (name: string, records: object[]) => {
     const file = join(dir, name);
@@ -194,7 +220,14 @@ describe(`${ParquetWriter.name} from files`, () => {
     return file;
   };
   const expectAdb = (records: ReturnType<typeof adb>) =>
-    records.map((r) => ({ ...r, sequential_id: BigInt(r.sequential_id), command: new Uint8Array(Buffer.from(r.command, 'base64')) }));
+    records.map((r) => ({
+      ...r,
+      sequential_id: BigInt(r.sequential_id),
+      command: new Uint8Array(Buffer.from(r.command, 'base64')),
+      // ms in the log, an instant in the file (hyparquet reads TIMESTAMP as a Date)
+      timestamp: new Date(r.timestamp),
+      source_ip: r.source_ip ?? null,
+    }));
 
   it('should read NDJSON files in order into the same bytes as the streamed lines', async () => {
     const a = adb(0, 5000);

@@ -385,15 +385,19 @@ function readPlan(feed: FeedDef): { readColumns: string; select: string } {
       if (!next) node.children.set(part, (next = { children: new Map() }));
       node = next;
     }
-    // BLOB columns arrive as base64 text; JSON keeps the member's JSON text.
-    node.type = c.type === 'BLOB' ? 'VARCHAR' : c.type;
+    // BLOB columns arrive as base64 text, timestamps as integers in the feed's unit; JSON keeps the member's JSON text.
+    node.type = c.type === 'BLOB' ? 'VARCHAR' : c.type === 'TIMESTAMP WITH TIME ZONE' ? 'BIGINT' : c.type;
   }
   const typeOf = (n: Node): string => n.type ?? `STRUCT(${[...n.children].map(([k, v]) => `${ident(k)} ${typeOf(v)}`).join(', ')})`;
   const readColumns = `{${[...root.children].map(([k, v]) => `${lit(k)}: ${lit(typeOf(v))}`).join(', ')}}`;
   const select = feed.parquet
     .map((c) => {
       const path = c.from.split('.').map(ident).join('.');
-      return `${c.type === 'BLOB' ? `from_base64(${path})` : path} AS ${ident(c.name)}`;
+      // make_timestamptz(µs) is an instant: a cast from TIMESTAMP would read it in the session's time zone.
+      const micros = feed.unit === 'ms' ? 1000 : 1_000_000;
+      const value =
+        c.type === 'BLOB' ? `from_base64(${path})` : c.type === 'TIMESTAMP WITH TIME ZONE' ? `make_timestamptz(${path} * ${micros})` : path;
+      return `${value} AS ${ident(c.name)}`;
     })
     .join(', ');
   return { readColumns, select };

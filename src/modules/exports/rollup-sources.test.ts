@@ -24,7 +24,7 @@ import type { DaySources } from './rollup-sources.ts';
 const D0 = Date.UTC(2026, 10, 21);
 const DATE = '2026-11-21';
 const FEED = 'honeypot_https';
-/** honeypot_https: a JSON column (details) and a BLOB one (raw, base64 in the log, sometimes absent). */
+/** honeypot_https: a JSON column (details), a BLOB one (raw, base64 in the log, sometimes absent) and a STRUCT (meta). */
 const rec = (tsMs: number, i: number) => ({
   timestamp: tsMs,
   tunnel_id: i,
@@ -43,6 +43,9 @@ const asRow = (r: Rec) => ({
   port: r.port,
   details: r.details,
   raw: r.raw === undefined ? null : new Uint8Array(Buffer.from(r.raw, 'base64')),
+  protocol: r.protocol,
+  meta: r.meta,
+  source_ip: null,
 });
 
 /** The same log without local files: what a networked FeedLog offers. */
@@ -98,6 +101,9 @@ describe('daily rollup sources', () => {
         ['port', 'INTEGER'],
         ['details', 'JSON'],
         ['raw', 'BLOB'],
+        ['protocol', 'VARCHAR'],
+        ['meta', 'STRUCT(proxy_ip VARCHAR, server VARCHAR, pool_id JSON, provider VARCHAR)'],
+        ['source_ip', 'VARCHAR'],
       ].map(([name, type]) => ({ name, type })),
     );
     assert.deepEqual({ kind: pq.kv.kind, date: pq.kv.date, feed: pq.kv.feed }, { kind: 'daily', date: DATE, feed: FEED });

@@ -14,8 +14,14 @@ export const FEED_IDS = [
 ] as const;
 export type FeedId = (typeof FEED_IDS)[number];
 
-/** Parquet column types the export writer knows (DuckDB names). ASNs are UBIGINT: they exceed int32. */
-export type ColumnType = 'VARCHAR' | 'BIGINT' | 'INTEGER' | 'UBIGINT' | 'BLOB' | 'JSON';
+/**
+ * Scalar parquet column types the export writer knows, by their DuckDB names (what `DESCRIBE` shows a
+ * reader). ASNs are UBIGINT: they exceed int32. `TIMESTAMP WITH TIME ZONE` is parquet's
+ * TIMESTAMP(MICROS, isAdjustedToUTC=true), made from the record's integer in the feed's unit.
+ */
+export type ScalarType = 'VARCHAR' | 'BIGINT' | 'INTEGER' | 'UBIGINT' | 'BOOLEAN' | 'BLOB' | 'JSON' | 'TIMESTAMP WITH TIME ZONE';
+/** A scalar, or a nested type in DuckDB's spelling: parquet STRUCT groups, LIST (`T[]`) and MAP groups. */
+export type ColumnType = ScalarType | `STRUCT(${string})` | `${ScalarType | `STRUCT(${string})`}[]` | `MAP(${ScalarType}, ${string})`;
 
 export interface ParquetColumn {
   name: string;
@@ -23,6 +29,14 @@ export interface ParquetColumn {
   /** The record member it comes from; BLOB columns come from base64 members, JSON columns are serialized. */
   from: string;
 }
+
+/** A STRUCT of these members, in this order (the record's, so a row reads like the stream line). */
+const struct = (members: Record<string, ColumnType>): `STRUCT(${string})` =>
+  `STRUCT(${Object.entries(members)
+    .map(([k, t]) => `${k} ${t}`)
+    .join(', ')})`;
+const listOf = <T extends ScalarType | `STRUCT(${string})`>(t: T): `${T}[]` => `${t}[]`;
+const mapOf = <K extends ScalarType>(k: K, v: ColumnType): `MAP(${K}, ${string})` => `MAP(${k}, ${v})`;
 
 export interface FeedDef {
   id: FeedId;
@@ -35,7 +49,11 @@ export interface FeedDef {
   grpcStream: string;
   /** JSON Schema of one record (validation at ingestion, OpenAPI docs of the stream). */
   schema: TSchema;
-  /** Columns of the feed's parquet export, in order. */
+  /**
+   * Columns of the feed's parquet export, in order: the columns the contract names, exactly as it
+   * names them, then every other member of the record (nested ones as STRUCT, LIST and MAP), so an
+   * export holds everything a stream line does (docs/feeds.md lists them).
+   */
   parquet: ParquetColumn[];
   /** Flat feeds may also be ingested as CSV with these columns as the header. */
   csv: boolean;
@@ -47,6 +65,8 @@ export interface FeedDef {
 
 const col = (name: string, type: ColumnType, from = name): ParquetColumn => ({ name, type, from });
 const honeypotHead = [col('timestamp', 'BIGINT'), col('tunnel_id', 'BIGINT'), col('domain', 'VARCHAR'), col('port', 'INTEGER')];
+/** pool_id is an integer or a string in records: JSON keeps which (7 stays 7, "7" stays "7"). */
+const honeypotMeta = col('meta', struct({ proxy_ip: 'VARCHAR', server: 'VARCHAR', pool_id: 'JSON', provider: 'VARCHAR' }));
 
 /** The one feed catalog: routing, scopes, validation, streams and exports all read it. Adding a feed is one entry. */
 export const FEEDS: Record<FeedId, FeedDef> = {
@@ -107,6 +127,8 @@ export const FEEDS: Record<FeedId, FeedDef> = {
       col('piece_length', 'BIGINT'),
       col('file_count', 'BIGINT'),
       col('timestamp', 'BIGINT'),
+      col('files', listOf(struct({ path: 'VARCHAR', length: 'BIGINT' }))),
+      col('peers', listOf(struct({ ip: 'VARCHAR', port: 'INTEGER', source: 'VARCHAR', encrypted: 'BOOLEAN' }))),
     ],
     csv: false,
     ipFields: [],
@@ -126,6 +148,10 @@ export const FEEDS: Record<FeedId, FeedDef> = {
       col('uri', 'VARCHAR', 'details.uri'),
       col('version', 'VARCHAR', 'details.version'),
       col('raw', 'VARCHAR'),
+      col('protocol', 'VARCHAR'),
+      honeypotMeta,
+      col('headers', mapOf('VARCHAR', 'VARCHAR'), 'details.headers'),
+      col('source_ip', 'VARCHAR'),
     ],
     csv: false,
     ipFields: ['source_ip'],
@@ -139,7 +165,14 @@ export const FEEDS: Record<FeedId, FeedDef> = {
     unit: 'ms',
     grpcStream: 'StreamHoneypotHTTPS',
     schema: FEED_SCHEMAS.honeypot_https,
-    parquet: [...honeypotHead, col('details', 'JSON'), col('raw', 'BLOB')],
+    parquet: [
+      ...honeypotHead,
+      col('details', 'JSON'),
+      col('raw', 'BLOB'),
+      col('protocol', 'VARCHAR'),
+      honeypotMeta,
+      col('source_ip', 'VARCHAR'),
+    ],
     csv: false,
     ipFields: ['source_ip'],
     domainEvents: true,
@@ -152,7 +185,14 @@ export const FEEDS: Record<FeedId, FeedDef> = {
     unit: 'ms',
     grpcStream: 'StreamHoneypotDNS',
     schema: FEED_SCHEMAS.honeypot_dns,
-    parquet: [...honeypotHead],
+    parquet: [
+      ...honeypotHead,
+      col('protocol', 'VARCHAR'),
+      honeypotMeta,
+      col('qname', 'VARCHAR'),
+      col('qtype', 'VARCHAR'),
+      col('source_ip', 'VARCHAR'),
+    ],
     csv: false,
     ipFields: ['source_ip'],
     domainEvents: true,
@@ -165,7 +205,14 @@ export const FEEDS: Record<FeedId, FeedDef> = {
     unit: 'ms',
     grpcStream: 'StreamHoneypotADB',
     schema: FEED_SCHEMAS.honeypot_adb,
-    parquet: [col('session', 'VARCHAR'), col('sequential_id', 'BIGINT'), col('command', 'BLOB'), col('hash', 'VARCHAR')],
+    parquet: [
+      col('session', 'VARCHAR'),
+      col('sequential_id', 'BIGINT'),
+      col('command', 'BLOB'),
+      col('hash', 'VARCHAR'),
+      col('timestamp', 'TIMESTAMP WITH TIME ZONE'),
+      col('source_ip', 'VARCHAR'),
+    ],
     csv: false,
     ipFields: ['source_ip'],
     domainEvents: false,
