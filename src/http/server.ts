@@ -23,7 +23,7 @@ import type { ObjectStore } from '../modules/exports/object-store.ts';
 import type { NdjsonOptions } from './ndjson.ts';
 import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
 import { IpResult, Problem } from './schemas.ts';
-import { AppError } from '../errors.ts';
+import { AppError, isAppError } from '../errors.ts';
 import { lazyChildLogger } from '../lib/logger.ts';
 import { requestIdFrom } from '../lib/request-id.ts';
 import { FastRoute, fastServerFactory } from './fast-route.ts';
@@ -167,7 +167,12 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
 
   app.setErrorHandler(async (err, req, reply) => {
     const problem = toProblem(err);
-    if (problem.status >= 500) req.log.error({ err }, 'request failed');
+    // A bug is an error with its stack. An engine or disk fault (503, 507) is expected operation, said
+    // once by the store that met it: each request it refuses is a warning, its detail without a stack.
+    if (problem.status >= 500) {
+      if (isAppError(err) && err.code !== 'INTERNAL') req.log.warn({ code: err.code, detail: err.message }, 'request refused');
+      else req.log.error({ err }, 'request failed');
+    }
     problemReply(reply, problem);
     return problem.body;
   });
