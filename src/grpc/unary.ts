@@ -31,10 +31,10 @@ export interface Outcome<Res> {
   billed?: { creditsRemaining: number; charged: number; dataVersion?: string };
 }
 
-/** What a handler may know of the call besides its request. */
+/** What a handler may know of the call besides its request (the call itself: nothing is built per call for it). */
 export interface CallInfo {
   /** The :authority the client called (`host:port`), as the client sent it. */
-  authority: string;
+  getHost(): string;
 }
 
 /**
@@ -81,7 +81,7 @@ export function unary<Req, Res>(
       };
       let out: MaybePromise<Outcome<Res>>;
       try {
-        out = run(admission.caller!, call.request, op, { authority: call.getHost() });
+        out = run(admission.caller!, call.request, op, call);
       } catch (e) {
         return fail(e);
       }

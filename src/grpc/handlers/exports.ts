@@ -67,7 +67,7 @@ export const getExportSnapshotUrl = (ctx: CallContext, s: Services, links: Downl
     const url = await s.exports.download(feed, date, hour);
     const base = grpcBase({
       publicUrl: links.publicUrl,
-      authority: call.authority,
+      authority: call.getHost(),
       httpPort: links.httpPort(),
       listenHost: links.listenHost,
     });
