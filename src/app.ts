@@ -363,6 +363,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     fastPath: deps.fastPath ?? true,
     guard,
     edge: config.edge,
+    publicUrl: config.publicUrl,
   });
   const grpc = createGrpcServer({
     services,
@@ -372,6 +373,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     streamLifetimeMs: config.streamLifetimeMs,
     closing: closing.signal,
     edge: { maxConnections: config.edge.grpcMaxConnections, idleTimeoutMs: config.edge.grpcIdleTimeoutMs },
+    downloads: {
+      publicUrl: config.publicUrl,
+      // The bound port (0 in the configuration picks one), once HTTP listens; the configured one before.
+      httpPort: () => {
+        const address = http.server.address();
+        return address && typeof address === 'object' ? address.port : config.httpPort;
+      },
+      listenHost: config.host,
+    },
   });
 
   let closed: Promise<void> | undefined;

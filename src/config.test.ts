@@ -95,4 +95,35 @@ describe('configuration', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('should take a public base URL, absolute http(s), and drop its trailing slash whether or not it has a path prefix', () => {
+    assert.equal(parseConfig({}).publicUrl, undefined);
+    for (const [given, want] of [
+      ['https://intel.example.com', 'https://intel.example.com'],
+      ['https://intel.example.com/', 'https://intel.example.com'],
+      ['https://x.example/umbra', 'https://x.example/umbra'],
+      ['https://x.example/umbra/', 'https://x.example/umbra'],
+      ['http://10.0.0.5:8080//', 'http://10.0.0.5:8080'],
+      ['HTTPS://Intel.Example.COM:443/Umbra/', 'https://intel.example.com/Umbra'],
+    ])
+      assert.equal(parseConfig({ UMBRA_PUBLIC_URL: given }).publicUrl, want, given);
+  });
+
+  it('should refuse a public base URL that is relative, not http(s), or has a query, fragment or credentials, naming the setting', () => {
+    for (const bad of [
+      'intel.example.com',
+      '/umbra',
+      'ftp://intel.example.com',
+      'https://x.example/?a=1',
+      'https://x.example/#top',
+      'https://x.example?',
+      'https://u:p@x.example',
+      '',
+    ])
+      assert.throws(
+        () => parseConfig({ UMBRA_PUBLIC_URL: bad }),
+        (e: Error) => e instanceof ConfigError && /UMBRA_PUBLIC_URL: must/.test(e.message),
+        JSON.stringify(bad),
+      );
+  });
 });

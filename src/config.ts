@@ -6,6 +6,32 @@ import { z } from 'zod';
 import { defaultConnectionLimits, softOpenFileLimit } from './lib/connection-limit.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
+
+const PUBLIC_URL_FORM =
+  'must be an absolute http:// or https:// URL without query or fragment, such as https://intel.example.com or https://example.com/umbra';
+
+/**
+ * The public base URL: absolute http(s), no credentials, query or fragment (paths are appended to it).
+ * Normalised to origin and path without a trailing slash, so `${base}/downloads` is right for
+ * `https://intel.example.com/` and for a prefix (`https://example.com/umbra/`) alike.
+ */
+const publicUrl = z.string().transform((text, ctx) => {
+  const issue = (message: string) => {
+    ctx.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return issue(`${PUBLIC_URL_FORM}; got ${JSON.stringify(text)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return issue(`${PUBLIC_URL_FORM}; got the scheme ${url.protocol}`);
+  // `?` or `#` alone leave search and hash empty, so the text is checked too.
+  if (url.search || url.hash || /[?#]/.test(text)) return issue(`${PUBLIC_URL_FORM}; got ${JSON.stringify(text)}`);
+  if (url.username || url.password) return issue('must not carry a user name or password');
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+});
 const ms = (max: number) => z.coerce.number().int().min(0).max(max);
 
 /** Every setting, from UMBRA_* environment variables (or CLI flags that override them). */
@@ -17,6 +43,11 @@ const ConfigSchema = z.object({
   UMBRA_GRPC_TLS_KEY: z.string().min(1).optional(),
   /** 127.0.0.1 by default: the demo prints a key with every scope. Set 0.0.0.0 to serve other hosts. */
   UMBRA_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * The base URL clients reach umbra's HTTP port at (behind a proxy: the proxy's), with any path prefix:
+   * download URLs umbra signs itself are made absolute on it. Unset: derived per request (docs/deploy.md#public-url).
+   */
+  UMBRA_PUBLIC_URL: publicUrl.optional(),
   UMBRA_DATA_DIR: z.string().min(1).default('./data'),
   UMBRA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** embedded: one process on its data dir. distributed: stateless nodes on PostgreSQL, Redis, NATS JetStream and S3. */
@@ -153,6 +184,8 @@ export interface Config {
   /** Absolute paths of the gRPC TLS certificate chain and key; undefined: plaintext. */
   grpcTls: { certFile: string; keyFile: string } | undefined;
   host: string;
+  /** UMBRA_PUBLIC_URL normalised (no trailing slash); undefined: derived from each request. */
+  publicUrl: string | undefined;
   /** Absolute path. */
   dataDir: string;
   logLevel: z.infer<typeof ConfigSchema>['UMBRA_LOG_LEVEL'];
@@ -329,6 +362,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
         ? { certFile: resolve(c.UMBRA_GRPC_TLS_CERT), keyFile: resolve(c.UMBRA_GRPC_TLS_KEY) }
         : undefined,
     host: c.UMBRA_HOST,
+    publicUrl: c.UMBRA_PUBLIC_URL,
     dataDir,
     logLevel: c.UMBRA_LOG_LEVEL,
     storage: c.UMBRA_STORAGE,

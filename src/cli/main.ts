@@ -7,11 +7,13 @@ import { registerServe } from './serve.ts';
 import { registerIngest } from './ingest.ts';
 import { registerExports } from './exports.ts';
 import { registerMigrate } from './migrate.ts';
+import { VERSION } from '../version.ts';
 
 /** Entry of the `umbra` command; returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const program = new Command('umbra')
     .description('umbra: self-hostable anonymized-traffic intelligence service')
+    .version(VERSION, '-V, --version', 'print the version and exit')
     .option('--json', 'machine-readable result on stdout (messages stay on stderr)')
     .option('--data-dir <dir>', 'state directory (env UMBRA_DATA_DIR, default ./data)')
     .option('--http-port <port>', 'HTTP port (env UMBRA_HTTP_PORT, default 8080)')

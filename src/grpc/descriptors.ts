@@ -11,23 +11,70 @@ interface FileParts {
   deps: Set<string>;
 }
 
+interface DescriptorField {
+  name: string;
+  typeName?: string;
+}
+
 interface DescriptorMessage {
-  field: Array<{ name: string; typeName?: string }>;
-  nestedType: Array<DescriptorMessage & { name: string; options?: { mapEntry?: boolean } }>;
+  name: string;
+  field: DescriptorField[];
+  nestedType: DescriptorMessage[];
+  options?: { mapEntry?: boolean };
+}
+
+interface DescriptorService {
+  method: Array<{ name: string; inputType?: string; outputType?: string }>;
+}
+
+/** The fully qualified name protoc writes for a field's type: `.example.v1.Network`, `.google.protobuf.Timestamp`. */
+function qualified(field: protobuf.Field): string {
+  // fullName carries the leading dot; resolveAll() has run, so a missing type is a bug here.
+  if (!field.resolvedType) throw new Error(`the type ${field.type} of ${field.fullName} is not resolved`);
+  return field.resolvedType.fullName;
 }
 
 /**
- * protoc names a map field's entry type `<CamelName>Entry` (`FieldsEntry`); protobufjs names it
- * `Fields`, and descriptor pools that check map entries (Python's, C++'s) refuse the file. Renamed here.
+ * Rewrites a message's descriptor into protoc's canonical form, which reflection clients are entitled to:
+ * - every type a field refers to is fully qualified (`.example.v1.Network`). protobufjs writes the
+ *   shortest name that resolves from where the field stands (`Network`, `google.protobuf.Timestamp`),
+ *   which only a pool that runs protoc's scope search understands; clients that read the names (or
+ *   build pools without that search) cannot resolve them.
+ * - a map field's entry type is `<CamelName>Entry` (`FieldsEntry`). protobufjs names it `Fields`, and
+ *   descriptor pools that check map entries (Python's, C++'s) refuse the file.
  */
-function canonicalMapEntries(m: DescriptorMessage): void {
+function canonicalMessage(m: DescriptorMessage, type: protobuf.Type): void {
+  for (const f of m.field) {
+    // Scalars have none (an empty string: the descriptor default).
+    if (!f.typeName) continue;
+    const field = type.fields[f.name];
+    if (!field) throw new Error(`no field ${f.name} in ${type.fullName}`);
+    if (!field.map) {
+      f.typeName = qualified(field);
+      continue;
+    }
+    const entry = m.nestedType.find((n) => n.options?.mapEntry && n.name === f.typeName);
+    if (!entry) throw new Error(`no map entry type for ${field.fullName}`);
+    entry.name = `${field.name.replace(/(?:^|_)([a-z0-9])/g, (_s, c: string) => c.toUpperCase())}Entry`;
+    f.typeName = `${type.fullName}.${entry.name}`;
+    // The entry's value field names the map's value type when it is a message or an enum.
+    const value = entry.field.find((v) => v.name === 'value');
+    if (value?.typeName) value.typeName = qualified(field);
+  }
   for (const nested of m.nestedType) {
-    canonicalMapEntries(nested);
-    if (!nested.options?.mapEntry) continue;
-    const field = m.field.find((f) => f.typeName === nested.name);
-    if (!field) continue;
-    nested.name = `${field.name.replace(/(?:^|_)([a-z0-9])/g, (_s, c: string) => c.toUpperCase())}Entry`;
-    field.typeName = nested.name;
+    const t = nested.options?.mapEntry ? undefined : type.nested?.[nested.name];
+    if (t instanceof protobuf.Type) canonicalMessage(nested, t);
+  }
+}
+
+/** Methods name their input and output fully qualified too (protobufjs does already; not left to chance). */
+function canonicalService(d: DescriptorService, service: protobuf.Service): void {
+  for (const m of d.method) {
+    const method = service.methods[m.name];
+    if (!method?.resolvedRequestType || !method.resolvedResponseType)
+      throw new Error(`method ${m.name} of ${service.fullName} is not resolved`);
+    m.inputType = method.resolvedRequestType.fullName;
+    m.outputType = method.resolvedResponseType.fullName;
   }
 }
 
@@ -57,12 +104,14 @@ export function fileDescriptorProtos(): Uint8Array[] {
       const d = n as unknown as { toDescriptor(edition?: string): unknown };
       if (n instanceof protobuf.Type) {
         const message = d.toDescriptor('proto3') as DescriptorMessage;
-        canonicalMapEntries(message);
+        canonicalMessage(message, n);
         file.messageType.push(message);
         typeDeps(n, file.deps);
       } else if (n instanceof protobuf.Enum) file.enumType.push(d.toDescriptor());
       else {
-        file.service.push(d.toDescriptor());
+        const service = d.toDescriptor() as DescriptorService;
+        canonicalService(service, n);
+        file.service.push(service);
         for (const m of n.methodsArray)
           for (const t of [m.resolvedRequestType, m.resolvedResponseType]) if (t) file.deps.add(protoFileOf(t));
       }

@@ -9,7 +9,7 @@ import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
 import type { OperationGuard } from '../operation-guard.ts';
 import type { Services } from '../services.ts';
 import { getAccountInfo } from './handlers/account.ts';
-import { getExportSnapshotMeta, getExportSnapshotUrl, listExportSnapshots } from './handlers/exports.ts';
+import { type DownloadLinks, getExportSnapshotMeta, getExportSnapshotUrl, listExportSnapshots } from './handlers/exports.ts';
 import { lookupDomain, lookupIp, lookupIps } from './handlers/lookup.ts';
 import { feedStreamMethod, recordEncoder } from './handlers/streams.ts';
 import { reflectionPackage } from './descriptors.ts';
@@ -26,6 +26,8 @@ export interface GrpcServerDeps {
   closing: AbortSignal;
   /** Connections served at once (new ones beyond it are closed), and how long a connection without calls lives. */
   edge: { maxConnections: number; idleTimeoutMs: number };
+  /** How GetExportSnapshotURL makes umbra's own download URLs absolute. */
+  downloads: DownloadLinks;
 }
 
 /** PEM certificate chain and private key; without them the server listens in plaintext (local use). */
@@ -74,7 +76,7 @@ export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
     LookupIPs: lookupIps(ctx, s),
     LookupDomain: lookupDomain(ctx, s),
     ListExportSnapshots: listExportSnapshots(ctx, s),
-    GetExportSnapshotURL: getExportSnapshotUrl(ctx, s),
+    GetExportSnapshotURL: getExportSnapshotUrl(ctx, s, deps.downloads),
     GetExportSnapshotMeta: getExportSnapshotMeta(ctx, s),
     ...Object.fromEntries(FEED_LIST.map((feed) => [feed.grpcStream, feedStreamMethod(streamCtx, feed)])),
   };

@@ -31,6 +31,12 @@ export interface Outcome<Res> {
   billed?: { creditsRemaining: number; charged: number; dataVersion?: string };
 }
 
+/** What a handler may know of the call besides its request (the call itself: nothing is built per call for it). */
+export interface CallInfo {
+  /** The :authority the client called (`host:port`), as the client sent it. */
+  getHost(): string;
+}
+
 /**
  * One unary method: `resolve` picks the operations.ts row from the request (export methods map to a
  * daily or an hourly operation), the shared guard admits the key, then `run` makes the module call.
@@ -40,7 +46,7 @@ export interface Outcome<Res> {
 export function unary<Req, Res>(
   ctx: CallContext,
   resolve: (req: Req) => Operation,
-  run: (caller: Caller, req: Req, op: Operation) => MaybePromise<Outcome<Res>>,
+  run: (caller: Caller, req: Req, op: Operation, call: CallInfo) => MaybePromise<Outcome<Res>>,
 ): handleUnaryCall<Req, Res> {
   return (call, rawCallback) => {
     const method = call.getPath().slice(call.getPath().lastIndexOf('/') + 1);
@@ -75,7 +81,7 @@ export function unary<Req, Res>(
       };
       let out: MaybePromise<Outcome<Res>>;
       try {
-        out = run(admission.caller!, call.request, op);
+        out = run(admission.caller!, call.request, op, call);
       } catch (e) {
         return fail(e);
       }

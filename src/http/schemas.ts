@@ -135,6 +135,7 @@ export const DomainResult = Type.Object({
 
 export const Health = Type.Object({
   status: Type.String(),
+  version: Type.String({ description: "umbra's version (package.json), as `umbra --version` prints it" }),
   problems: Type.Optional(Type.Array(Type.String())),
   exports: Type.Optional(
     Type.Object(

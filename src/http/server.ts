@@ -53,6 +53,8 @@ export interface HttpServerDeps {
   guard: OperationGuard;
   /** Connection limit and timeouts of the listening socket (http/connection-edge.ts). */
   edge: EdgeConfig;
+  /** UMBRA_PUBLIC_URL: the base of absolute download URLs; undefined: derived from each request. */
+  publicUrl: string | undefined;
 }
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -190,7 +192,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     lookupIps(services, metrics),
     lookupDomain(services, metrics),
     ...FEED_LIST.map((feed) => feedStream(services, metrics, feed, deps.stream, deps.closing)),
-    ...FEED_LIST.flatMap((feed) => feedExports(services, feed)),
+    ...FEED_LIST.flatMap((feed) => feedExports(services, feed, deps.publicUrl)),
   ];
   for (const spec of routes) {
     const op = spec.operation;

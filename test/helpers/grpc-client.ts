@@ -48,9 +48,13 @@ export interface GrpcStream<T = any> {
 const firsts = (md: Metadata | undefined): Record<string, string> =>
   Object.fromEntries(Object.entries(md?.getMap() ?? {}).map(([k, v]) => [k, Buffer.isBuffer(v) ? v.toString('base64') : String(v)]));
 
-export function grpcClient(port: number, options: { tls?: { ca: Buffer; serverName?: string } } = {}) {
+/** `authority`: the :authority calls carry (default `127.0.0.1:PORT`), as a client that dialled another name sends it. */
+export function grpcClient(port: number, options: { tls?: { ca: Buffer; serverName?: string }; authority?: string } = {}) {
   const creds = options.tls ? grpcCredentials.createSsl(options.tls.ca) : grpcCredentials.createInsecure();
-  const channelOptions = options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName } : {};
+  const channelOptions = {
+    ...(options.tls?.serverName ? { 'grpc.ssl_target_name_override': options.tls.serverName } : {}),
+    ...(options.authority ? { 'grpc.default_authority': options.authority } : {}),
+  };
   const client = new ServiceCtor(`127.0.0.1:${port}`, creds, channelOptions) as any;
   const meta = (key?: string) => {
     const md = new Metadata();

@@ -212,9 +212,12 @@ describe('three umbra nodes in distributed mode behind HAProxy (deploy/haproxy.c
         redirect: 'manual',
       });
       assert.equal(viaUmbra.status, 307);
-      const own = viaUmbra.headers.get('location')!;
-      assert.match(own, /^\/downloads\?object=/);
-      const fromUmbra = await fetch(`${c.lbOrigin}${own}`);
+      // Absolute, on the Host the request named (no UMBRA_PUBLIC_URL here); its path is good on any node.
+      const own = new URL(viaUmbra.headers.get('location')!);
+      assert.equal(own.origin, nodeC.origin);
+      assert.equal(own.pathname, '/downloads');
+      assert.ok(own.searchParams.get('object'));
+      const fromUmbra = await fetch(`${c.lbOrigin}${own.pathname}${own.search}`);
       assert.equal(fromUmbra.status, 200);
       assert.equal(sha256(Buffer.from(await fromUmbra.arrayBuffer())), meta.checksum);
 

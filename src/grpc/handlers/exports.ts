@@ -1,4 +1,5 @@
 import { AppError } from '../../errors.ts';
+import { absoluteUrl, grpcBase } from '../../lib/public-url.ts';
 import { FEED_IDS, findFeed, type FeedDef } from '../../modules/feeds/feed-catalog.ts';
 import { FEED_EXPORT_OPERATIONS, type Operation } from '../../operations.ts';
 import type { Services } from '../../services.ts';
@@ -46,11 +47,31 @@ export const listExportSnapshots = (ctx: CallContext, s: Services) =>
     async (_caller, req) => ({ value: exportListToProto(await s.exports.list(feedOf(req.feed), req.limit, req.cursor)) }),
   );
 
-/** GetExportSnapshotURL ↔ GET /feeds/S/export/{date}[/{hour}]: the URL the 307 points to. */
-export const getExportSnapshotUrl = (ctx: CallContext, s: Services) =>
-  unary<SnapshotRequest, unknown>(ctx, snapshotOp('download'), async (_caller, req) => {
+/** Where umbra's own download URLs are served: the base they are made absolute on (lib/public-url.ts). */
+export interface DownloadLinks {
+  /** UMBRA_PUBLIC_URL; undefined: derived from the call's :authority. */
+  publicUrl: string | undefined;
+  /** The port the HTTP server (which serves the download route) listens on. */
+  httpPort: () => number;
+  /** UMBRA_HOST, for a call whose :authority names no usable host. */
+  listenHost: string;
+}
+
+/**
+ * GetExportSnapshotURL ↔ GET /feeds/S/export/{date}[/{hour}]: the URL the 307 points to, absolute
+ * like the Location (a client has no base to resolve a path against).
+ */
+export const getExportSnapshotUrl = (ctx: CallContext, s: Services, links: DownloadLinks) =>
+  unary<SnapshotRequest, unknown>(ctx, snapshotOp('download'), async (_caller, req, _op, call) => {
     const { feed, date, hour } = segments(req);
-    return { value: { url: await s.exports.download(feed, date, hour) } };
+    const url = await s.exports.download(feed, date, hour);
+    const base = grpcBase({
+      publicUrl: links.publicUrl,
+      authority: call.getHost(),
+      httpPort: links.httpPort(),
+      listenHost: links.listenHost,
+    });
+    return { value: { url: absoluteUrl(base, url) } };
   });
 
 /** GetExportSnapshotMeta ↔ GET /feeds/S/export/{date}[/{hour}]/meta. */

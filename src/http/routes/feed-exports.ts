@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { absoluteUrl, httpBase } from '../../lib/public-url.ts';
 import type { FeedDef } from '../../modules/feeds/feed-catalog.ts';
 import { FEED_EXPORT_OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
@@ -39,19 +40,28 @@ const ExportMeta = Type.Object({
   checksum: Type.String({ description: 'lower-case hex SHA-256 of exactly the bytes the download serves' }),
   schema: Type.Object({ fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String() })) }),
 });
-const Redirect = { 307: { description: 'Location: a download URL valid 24 hours that needs no API key', type: 'null' } };
+const Redirect = {
+  307: { description: 'Location: an absolute download URL valid 24 hours that needs no API key', type: 'null' },
+};
 
 const DayParams = Type.Object({ date: Date_ });
 const HourParams = Type.Object({ date: Date_, hour: Hour });
 
-function redirect(reply: FastifyReply, url: string): FastifyReply {
-  // Minted per request and tied to no key: never cacheable by intermediaries.
-  return reply.code(307).header('location', url).header('cache-control', 'private, no-store').send();
-}
-
-/** The five export routes of one feed, all through the same export service. */
-export function feedExports(s: Services, feed: FeedDef): RouteSpec[] {
+/** The five export routes of one feed, all through the same export service. `publicUrl`: UMBRA_PUBLIC_URL. */
+export function feedExports(s: Services, feed: FeedDef, publicUrl: string | undefined): RouteSpec[] {
   const ops = FEED_EXPORT_OPERATIONS[feed.id];
+  const redirect = (req: FastifyRequest, reply: FastifyReply, url: string): FastifyReply => {
+    // umbra's own download URLs are paths; Location is absolute, on the base that reaches this server
+    // (lib/public-url.ts). An object store's presigned URL is absolute already and passes unchanged.
+    const base = httpBase({
+      publicUrl,
+      scheme: req.protocol,
+      host: req.headers.host,
+      local: { address: req.socket?.localAddress, port: req.socket?.localPort },
+    });
+    // Minted per request and tied to no key: never cacheable by intermediaries.
+    return reply.code(307).header('location', absoluteUrl(base, url)).header('cache-control', 'private, no-store').send();
+  };
   const errors = errorResponses([400, 401, 403, 404, 429]);
   return [
     {
@@ -64,7 +74,7 @@ export function feedExports(s: Services, feed: FeedDef): RouteSpec[] {
       operation: ops.download,
       schema: { params: DayParams, response: { ...Redirect, ...errors } },
       handler: async (req: FastifyRequest<{ Params: Static<typeof DayParams> }>, reply) =>
-        redirect(reply, await s.exports.download(feed, req.params.date)),
+        redirect(req, reply, await s.exports.download(feed, req.params.date)),
     },
     {
       operation: ops.meta,
@@ -75,7 +85,7 @@ export function feedExports(s: Services, feed: FeedDef): RouteSpec[] {
       operation: ops.hourDownload,
       schema: { params: HourParams, response: { ...Redirect, ...errors } },
       handler: async (req: FastifyRequest<{ Params: Static<typeof HourParams> }>, reply) =>
-        redirect(reply, await s.exports.download(feed, req.params.date, req.params.hour)),
+        redirect(req, reply, await s.exports.download(feed, req.params.date, req.params.hour)),
     },
     {
       operation: ops.hourMeta,

@@ -20,6 +20,15 @@ function asProtojson(v: unknown, key?: string): unknown {
 }
 
 const SCRIPT = fileURLToPath(new URL('../../external/reflection_client.py', import.meta.url));
+const POOL_CHECK = fileURLToPath(new URL('../../external/descriptor_pool_check.py', import.meta.url));
+
+/** Runs a Python script of test/external; resolves with its stdout, rejects with its stderr. */
+const runPython = (python: string, args: string[]): Promise<string> =>
+  new Promise<string>((resolve, reject) =>
+    execFile(python, args, { timeout: 30_000 }, (err, out, errText) =>
+      err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(out),
+    ),
+  );
 
 /** A Python with Debian's grpcio and protobuf (UMBRA_PYTHON, else Debian's own, else PATH's). */
 function findPython(): string | undefined {
@@ -71,12 +80,7 @@ describe('an external client (Python grpcio, reflection only)', () => {
     const http0 = sampleRecords(app.clock.now()).honeypot_http;
     const ingested = await app.services.ingest.ingest(FEEDS.honeypot_http, [[{ n: 1, value: { ...http0, source_ip: explainIp } }]]);
     assert.equal(ingested.accepted, 1);
-    const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(python, [SCRIPT, `127.0.0.1:${port}`, key, explainIp], { timeout: 30_000 }, (err, out, errText) =>
-        err ? reject(new Error(`${err.message}\n${errText}`)) : resolve(out),
-      ),
-    );
-    const got = JSON.parse(stdout);
+    const got = JSON.parse(await runPython(python, [SCRIPT, `127.0.0.1:${port}`, key, explainIp]));
     for (const v of ['grpc.reflection.v1', 'grpc.reflection.v1alpha']) {
       assert.ok(got[v].services.includes('example.v1.ExampleService'), v);
       assert.deepEqual(got[v].timestamp_file, ['google/protobuf/timestamp.proto'], v);
@@ -110,5 +114,24 @@ describe('an external client (Python grpcio, reflection only)', () => {
       ['8.8.8.8', '1.1.1.1'],
     );
     assert.equal(got.unauthenticated.code, 'UNAUTHENTICATED');
+  });
+
+  // Never skipped, on a workstation either: a reflection client is entitled to canonical descriptors,
+  // and only a foreign descriptor pool tells whether they are.
+  it('should serve descriptors whose every type name is fully qualified and resolves in an independent descriptor pool', async (t) => {
+    assert.ok(python, missing);
+    const app = await buildTestApp(t);
+    const port = await app.grpc.listen('127.0.0.1', 0);
+    const got = JSON.parse(await runPython(python, [POOL_CHECK, `127.0.0.1:${port}`]));
+    for (const v of ['grpc.reflection.v1', 'grpc.reflection.v1alpha']) {
+      assert.deepEqual(got[v].problems, [], v);
+      assert.deepEqual(
+        got[v].files,
+        ['example/v1/example_service.proto', 'google/protobuf/struct.proto', 'google/protobuf/timestamp.proto'],
+        v,
+      );
+      // Every field of a message or enum type, and the 15 methods' input and output.
+      assert.ok(got[v].checked > 2 * 15 + 50, `${v}: only ${got[v].checked} type names checked`);
+    }
   });
 });

@@ -1,8 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { FEED_STREAM_OPERATIONS } from '../../../src/operations.ts';
 import { AppError } from '../../../src/errors.ts';
+
+/** The version a release sets, read here as an operator would, not through the code under test. */
+const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const PROBLEM = 'application/problem+json';
 const get = (app: TestApp, url: string, key?: string) => app.http.inject({ url, headers: key ? { 'x-api-key': key } : {} });
@@ -228,19 +232,21 @@ describe('errors, health and documents', () => {
     assert.doesNotMatch(res.body, /secret|var\/lib/);
   });
 
-  it('should serve health at both paths without a key, and 503 when a store fails', async (t) => {
+  it("should serve health at both paths without a key, with package.json's version, and 503 when a store fails", async (t) => {
     const app = await buildTestApp(t);
+    assert.match(version, /^\d+\.\d+\.\d+/);
     for (const url of ['/health', '/api/v4/health']) {
       const res = await app.http.inject({ url });
       assert.equal(res.statusCode, 200);
       assert.match(String(res.headers['content-type']), /^application\/json/);
-      assert.deepEqual(res.json(), { status: 'ok', exports: { snapshots: 0, last_job_at: null } });
+      assert.deepEqual(res.json(), { status: 'ok', version, exports: { snapshots: 0, last_job_at: null } });
     }
     app.stores.health = async () => ['embedded database: disk I/O error'];
     const sick = await app.http.inject({ url: '/api/v4/health' });
     assert.equal(sick.statusCode, 503);
     assert.deepEqual(sick.json(), {
       status: 'unhealthy',
+      version,
       problems: ['embedded database: disk I/O error'],
       exports: { snapshots: 0, last_job_at: null },
     });
@@ -258,12 +264,13 @@ describe('errors, health and documents', () => {
     assert.match(String(alone.headers['content-type']), /^application\/json/, 'the health report, not a failed request');
     assert.deepEqual(alone.json(), {
       status: 'unhealthy',
+      version,
       problems: [`exports: the snapshot catalog cannot be read (${down.message})`],
     });
     // The database's own line says it when the stores know it (they saw the same failure).
     const line = 'database: unavailable for 3 s (ECONNREFUSED); requests that need it answer 503';
     app.stores.health = async () => [line];
-    assert.deepEqual((await app.http.inject({ url: '/api/v4/health' })).json(), { status: 'unhealthy', problems: [line] });
+    assert.deepEqual((await app.http.inject({ url: '/api/v4/health' })).json(), { status: 'unhealthy', version, problems: [line] });
     // Anything else is a bug, and stays a 500.
     app.stores.snapshots.count = async () => {
       throw new TypeError('not a fault');

@@ -129,7 +129,7 @@ describe('export downloads from an S3 object store, through the HTTP app', () =>
     const location = res.headers.location as string;
     assert.match(
       location,
-      /^\/downloads\?object=anonymizers%2Flatest%2F03_anonymizers\.parquet&sha256=[0-9a-f]{64}&expires=\d+&kid=[^&]+&sig=/,
+      /^http:\/\/localhost:80\/downloads\?object=anonymizers%2Flatest%2F03_anonymizers\.parquet&sha256=[0-9a-f]{64}&expires=\d+&kid=[^&]+&sig=/,
     );
     const file = await app.http.inject({ url: location });
     assert.equal(file.statusCode, 200);

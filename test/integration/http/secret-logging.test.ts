@@ -68,8 +68,11 @@ describe('secrets in logs', () => {
 
     const redirect = await get(port, '/api/v4/feeds/anonymizers/export/2026-11-21', { 'x-api-key': key });
     assert.equal(redirect.status, 307);
-    const location = redirect.headers.location as string;
-    const sig = new URL(location, 'http://x').searchParams.get('sig')!;
+    // Absolute, on the Host asked for; a client following it requests its path and query.
+    const absolute = new URL(redirect.headers.location as string);
+    assert.equal(absolute.origin, `http://127.0.0.1:${port}`);
+    const location = `${absolute.pathname}${absolute.search}`;
+    const sig = absolute.searchParams.get('sig')!;
     assert.ok(sig.length >= 20, 'the URL carries a signature');
 
     // The real download, a forged one, the same URL on an unknown path and with a method it refuses,
