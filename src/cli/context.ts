@@ -3,7 +3,7 @@ import { parseConfig, type Config } from '../config.ts';
 import { systemClock } from '../lib/clock.ts';
 import { nodeKeyCrypto } from '../lib/key-crypto.ts';
 import { AdminService } from '../modules/accounts/admin-service.ts';
-import { createStores, type Stores } from '../storage/index.ts';
+import { type AdminStores, createAdminStores, createStores, type Stores } from '../storage/index.ts';
 import { createOutput, EXIT, reportFailure, type Output } from './output.ts';
 
 export interface GlobalOptions {
@@ -60,8 +60,8 @@ export const CLI_BUSY_DEADLINE_MS = 10_000;
 export const cliStores = (config: Config): Promise<Stores> => createStores(config, systemClock, cliStoreLog, CLI_BUSY_DEADLINE_MS);
 
 /** The admin service on the configured store; the store is closed when `use` finishes. */
-export async function withAdmin<T>(config: Config, use: (admin: AdminService, stores: Stores) => Promise<T>): Promise<T> {
-  const stores = await cliStores(config);
+export async function withAdmin<T>(config: Config, use: (admin: AdminService, stores: AdminStores) => Promise<T>): Promise<T> {
+  const stores = await createAdminStores(config, systemClock, cliStoreLog, CLI_BUSY_DEADLINE_MS);
   try {
     return await use(new AdminService(stores.accounts, stores.limits, stores.ledger, nodeKeyCrypto, systemClock), stores);
   } finally {

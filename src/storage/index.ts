@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import type { IntelListStore } from '../modules/intel/lists/intel-list.ts';
 import {
+  createDistributedAdminStores,
   createDistributedFeedStores,
   createDistributedListStore,
   createDistributedStores,
@@ -9,9 +10,9 @@ import {
 } from './distributed/distributed-stores.ts';
 import { createEmbeddedFeedStores, createEmbeddedStores } from './embedded/embedded-stores.ts';
 import { FileIntelListStore } from './embedded/file-intel-list-store.ts';
-import { type FeedStores, silentLog, type StoreLog, type Stores } from './stores.ts';
+import { type AdminStores, type FeedStores, silentLog, type StoreLog, type Stores } from './stores.ts';
 
-export type { FeedStores, StoreLog, Stores } from './stores.ts';
+export type { AdminStores, FeedStores, StoreLog, Stores } from './stores.ts';
 
 /**
  * The only place that chooses a backend: the embedded one on the data dir, or the distributed one on
@@ -29,6 +30,21 @@ export async function createStores(
       return createEmbeddedStores(config, clock, log, busyDeadlineMs);
     case 'distributed':
       return createDistributedStores(config, clock, log);
+  }
+}
+
+/** The account verbs' stores (`umbra admin`): in distributed mode PostgreSQL alone. */
+export async function createAdminStores(
+  config: Config,
+  clock: Clock = systemClock,
+  log: StoreLog = silentLog,
+  busyDeadlineMs = 2_000,
+): Promise<AdminStores> {
+  switch (config.storage) {
+    case 'embedded':
+      return createEmbeddedStores(config, clock, log, busyDeadlineMs);
+    case 'distributed':
+      return createDistributedAdminStores(config, clock, log);
   }
 }
 

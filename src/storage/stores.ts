@@ -52,6 +52,9 @@ export interface StoreLog {
 
 export const silentLog: StoreLog = { warn: () => {}, info: () => {}, error: () => {} };
 
+/** What the operator's account verbs use (`umbra admin`): no feed log, bus, buckets or objects. */
+export type AdminStores = Pick<Stores, 'accounts' | 'limits' | 'ledger' | 'overlays' | 'close'>;
+
 /** The feed log and bus alone (`umbra ingest` writing without a server). */
 export interface FeedStores {
   feedLog: FeedLog;

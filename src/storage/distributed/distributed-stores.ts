@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Clock } from '../../lib/clock.ts';
 import type { Config, DistributedConfig } from '../../config.ts';
 import { BlockCreditLedger } from '../../modules/credits/block-credit-ledger.ts';
-import type { FeedStores, StoreLog, Stores } from '../stores.ts';
+import type { AdminStores, FeedStores, StoreLog, Stores } from '../stores.ts';
 import { JetStreamFeedBus } from './jetstream-feed-bus.ts';
 import { JetStreamFeedLog } from './jetstream-feed-log.ts';
 import { connectNats } from './nats-connection.ts';
@@ -154,6 +154,30 @@ export async function createDistributedStores(config: Config, clock: Clock, log:
       objects.close();
       await db.close();
     },
+  };
+}
+
+/**
+ * The account verbs' stores (`umbra admin`): PostgreSQL alone, so that teams, keys, credits and limits
+ * can be administered while NATS, Redis or S3 are down (revoking a key must never wait on the feed log).
+ */
+export function createDistributedAdminStores(config: Config, clock: Clock, log: StoreLog): AdminStores {
+  const d = distributed(config);
+  const db = pgPool(d, log, 'cli');
+  // No flush loop: an operator's credit verbs write at once, and this process reserves no block.
+  const ledger = new BlockCreditLedger(new PgCreditLedger(db), new PgCreditBlocks(db), {
+    nodeId: d.nodeId,
+    nowMs: () => clock.now(),
+    blockSize: d.creditBlock,
+    leaseSeconds: CREDIT_LEASE_S,
+    idleReturnMs: CREDIT_IDLE_RETURN_MS,
+  });
+  return {
+    accounts: new PgAccountStore(db),
+    limits: new PgLimitStore(db),
+    ledger,
+    overlays: new PgOverlayStore(db),
+    close: () => db.close(),
   };
 }
 

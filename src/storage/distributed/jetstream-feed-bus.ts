@@ -148,7 +148,7 @@ export class JetStreamFeedBus implements FeedBus {
 
   async health(): Promise<string[]> {
     if (this.closed) return ['feed bus: closed'];
-    const problem = this.link.problem();
+    const problem = await this.link.probe();
     return problem ? [`feed bus: ${problem}`] : [];
   }
 

@@ -136,6 +136,30 @@ export class NatsLink {
     return undefined;
   }
 
+  private probing: Promise<string | undefined> | undefined;
+
+  /**
+   * problem(), or, when the connection looks up, whether the server answers a ping within timeoutMs:
+   * a hung server (the socket open, nothing answered) is otherwise seen only when the client's own
+   * pings time out, up to half a minute later. Concurrent probes share one ping.
+   */
+  probe(timeoutMs = 1_000): Promise<string | undefined> {
+    const known = this.problem();
+    if (known) return Promise.resolve(known);
+    this.probing ??= new Promise<string | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(`NATS does not answer (no reply to a ping within ${timeoutMs} ms)`), timeoutMs);
+      const done = (why: string | undefined) => {
+        clearTimeout(timer);
+        resolve(why);
+      };
+      this.nc.flush().then(
+        () => done(undefined),
+        (e: Error) => done(`NATS ping failed: ${e.message}`),
+      );
+    }).finally(() => (this.probing = undefined));
+    return this.probing;
+  }
+
   /** Calls `listener` after every reconnect; returns the function that removes it. */
   onReconnect(listener: () => void): () => void {
     this.reconnectListeners.add(listener);

@@ -374,6 +374,28 @@ describe('JetStream feed log and bus through a NATS outage (private nats-server)
   });
   after(() => server.destroy());
 
+  it('should report a hung NATS (the socket open, nothing answered) in its health within about a second, and clear it on resume', async () => {
+    const { nc, log } = await openLog({ url: server.url });
+    const bus = new JetStreamFeedBus(log, { pullExpiresMs: 2_000 });
+    try {
+      await log.ensureStreams();
+      assert.deepEqual(await bus.health(), []);
+      await server.pause();
+      const started = performance.now();
+      const problems = await bus.health();
+      const ms = performance.now() - started;
+      server.resume();
+      assert.match(problems.join(), /^feed bus: NATS does not answer \(no reply to a ping within 1000 ms\)$/);
+      assert.ok(ms < 1_500, `health answered in ${ms.toFixed(0)} ms`);
+      await until('health to clear after the resume', async () => (await bus.health()).length === 0, 5_000);
+    } finally {
+      server.resume();
+      await bus.close();
+      await log.close();
+      await nc.close();
+    }
+  });
+
   it('should fail appends fast while NATS is down, and afterwards deliver every acknowledged record once and keep them', async (t) => {
     const { nc, log } = await openLog({ url: server.url });
     const bus = new JetStreamFeedBus(log, { pullExpiresMs: 2_000 });
