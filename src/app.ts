@@ -358,6 +358,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     stream: { keepaliveMs: config.streamKeepaliveMs, lifetimeMs: config.streamLifetimeMs },
     closing: closing.signal,
     operatorToken: config.operatorToken,
+    adminAllow: config.adminAllow,
     objects: stores.objects,
     downloads: downloadSigner,
     fastPath: deps.fastPath ?? true,

@@ -1,3 +1,4 @@
+import { type AddressAllowList, LOOPBACK_ONLY, parseAllowList } from './lib/address-allow-list.ts';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -15,6 +16,15 @@ const PUBLIC_URL_FORM =
  * Normalised to origin and path without a trailing slash, so `${base}/downloads` is right for
  * `https://intel.example.com/` and for a prefix (`https://example.com/umbra/`) alike.
  */
+const allowList = z.string().transform((text, ctx) => {
+  const list = parseAllowList(text);
+  if (typeof list === 'string') {
+    ctx.addIssue({ code: 'custom', message: list });
+    return z.NEVER;
+  }
+  return list;
+});
+
 const publicUrl = z.string().transform((text, ctx) => {
   const issue = (message: string) => {
     ctx.addIssue({ code: 'custom', message });
@@ -48,6 +58,8 @@ const ConfigSchema = z.object({
    * download URLs umbra signs itself are made absolute on it. Unset: derived per request (docs/deploy.md#public-url).
    */
   UMBRA_PUBLIC_URL: publicUrl.optional(),
+  /** Who may reach /metrics and /internal/* (operator routes also need the token): the machine itself unless set. */
+  UMBRA_ADMIN_ALLOW: allowList.optional(),
   UMBRA_DATA_DIR: z.string().min(1).default('./data'),
   UMBRA_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** embedded: one process on its data dir. distributed: stateless nodes on PostgreSQL, Redis, NATS JetStream and S3. */
@@ -186,6 +198,8 @@ export interface Config {
   host: string;
   /** UMBRA_PUBLIC_URL normalised (no trailing slash); undefined: derived from each request. */
   publicUrl: string | undefined;
+  /** Client addresses that may reach /metrics and /internal/* (UMBRA_ADMIN_ALLOW). */
+  adminAllow: AddressAllowList;
   /** Absolute path. */
   dataDir: string;
   logLevel: z.infer<typeof ConfigSchema>['UMBRA_LOG_LEVEL'];
@@ -363,6 +377,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
         : undefined,
     host: c.UMBRA_HOST,
     publicUrl: c.UMBRA_PUBLIC_URL,
+    adminAllow: c.UMBRA_ADMIN_ALLOW ?? (parseAllowList(LOOPBACK_ONLY) as AddressAllowList),
     dataDir,
     logLevel: c.UMBRA_LOG_LEVEL,
     storage: c.UMBRA_STORAGE,

@@ -1,3 +1,5 @@
+import { AppError } from '../errors.ts';
+import type { AddressAllowList } from '../lib/address-allow-list.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { DownloadSigner } from '../modules/exports/download-signer.ts';
@@ -15,8 +17,10 @@ import { ingest, INGEST_MEDIA_TYPES, INGEST_PATH } from './routes/ingest.ts';
 export type Access =
   /** The operator token as a Bearer token (never a customer key). */
   | 'operator'
-  /** Anyone: probes, metrics, the API document. */
+  /** Anyone: probes, the API document. */
   | 'public'
+  /** Clients whose address is in UMBRA_ADMIN_ALLOW (the machine itself by default): metrics. */
+  | 'admin-network'
   /** Whoever holds a URL this server signed (downloads; checked by the route). */
   | 'signed-url';
 
@@ -57,7 +61,7 @@ export const internalRoutes = (d: InternalRouteDeps): InternalRoute[] => [
   {
     method: 'GET',
     path: '/metrics',
-    access: 'public',
+    access: 'admin-network',
     summary: 'Prometheus metrics',
     handler: async (_req, reply) => {
       reply.type(d.metrics.registry.contentType);
@@ -102,9 +106,27 @@ export async function registerInternalRoutes(
   app: FastifyInstance,
   routes: readonly InternalRoute[],
   operatorToken: string | undefined,
+  adminAllow: AddressAllowList,
 ): Promise<void> {
+  // Operator routes are limited by address too: a leaked token is of no use from outside the allow-list.
+  const fromAdminNetwork = (req: FastifyRequest, summary: string) => {
+    if (!adminAllow.allows(req.socket.remoteAddress))
+      throw new AppError(
+        'PERMISSION_DENIED',
+        `${summary} is served only to the addresses in the server's UMBRA_ADMIN_ALLOW (by default the machine itself).`,
+      );
+  };
   for (const r of routes) {
-    const authorize = r.access === 'operator' ? operatorAuth(operatorToken, r.summary) : undefined;
+    const token = r.access === 'operator' ? operatorAuth(operatorToken, r.summary) : undefined;
+    const authorize =
+      r.access === 'operator'
+        ? (req: FastifyRequest) => {
+            fromAdminNetwork(req, r.summary);
+            token!(req);
+          }
+        : r.access === 'admin-network'
+          ? (req: FastifyRequest) => fromAdminNetwork(req, r.summary)
+          : undefined;
     const handler = authorize
       ? (req: FastifyRequest, reply: FastifyReply) => {
           authorize(req);

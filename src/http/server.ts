@@ -24,6 +24,7 @@ import type { NdjsonOptions } from './ndjson.ts';
 import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
 import { IpResult, Problem } from './schemas.ts';
 import { AppError, isAppError } from '../errors.ts';
+import type { AddressAllowList } from '../lib/address-allow-list.ts';
 import { lazyChildLogger } from '../lib/logger.ts';
 import { requestIdFrom } from '../lib/request-id.ts';
 import { FastRoute, fastServerFactory } from './fast-route.ts';
@@ -43,6 +44,8 @@ export interface HttpServerDeps {
   closing: AbortSignal;
   /** Operator ingestion token; undefined disables the ingest endpoint. */
   operatorToken: string | undefined;
+  /** Who may reach /metrics and the operator routes (UMBRA_ADMIN_ALLOW). */
+  adminAllow: AddressAllowList;
   /** The store that the download route reads. */
   objects: ObjectStore;
   /** Signs and checks the URLs of the download route (ExportService issues them). */
@@ -227,6 +230,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
       health: routes[0]!.handler,
     }),
     deps.operatorToken,
+    deps.adminAllow,
   );
 
   app.addHook('onReady', function compileFastPath(done) {
