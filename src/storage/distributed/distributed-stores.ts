@@ -34,6 +34,16 @@ const distributed = (config: Config): DistributedConfig => {
   return config.distributed;
 };
 
+/** The credit ledger over PostgreSQL's block reservations, as this node's. */
+const blockLedger = (d: DistributedConfig, db: PgPool, clock: Clock) =>
+  new BlockCreditLedger(new PgCreditLedger(db), new PgCreditBlocks(db), {
+    nodeId: d.nodeId,
+    nowMs: () => clock.now(),
+    blockSize: d.creditBlock,
+    leaseSeconds: CREDIT_LEASE_S,
+    idleReturnMs: CREDIT_IDLE_RETURN_MS,
+  });
+
 const pgPool = (d: DistributedConfig, log: StoreLog, name: string) =>
   new PgPool(d.databaseUrl, {
     schema: d.dbSchema,
@@ -88,13 +98,7 @@ export async function createDistributedStores(config: Config, clock: Clock, log:
     await db.close();
     throw e;
   });
-  const ledger = new BlockCreditLedger(new PgCreditLedger(db), new PgCreditBlocks(db), {
-    nodeId: d.nodeId,
-    nowMs: () => clock.now(),
-    blockSize: d.creditBlock,
-    leaseSeconds: CREDIT_LEASE_S,
-    idleReturnMs: CREDIT_IDLE_RETURN_MS,
-  });
+  const ledger = blockLedger(d, db, clock);
   ledger.flushEvery(config.creditsFlushMs, {
     onFailing: (err, credits) =>
       log.warn({ err: err.message, unsent_credits: credits }, 'credit charges cannot be recorded yet; they are kept and retried'),
@@ -165,13 +169,7 @@ export function createDistributedAdminStores(config: Config, clock: Clock, log: 
   const d = distributed(config);
   const db = pgPool(d, log, 'cli');
   // No flush loop: an operator's credit verbs write at once, and this process reserves no block.
-  const ledger = new BlockCreditLedger(new PgCreditLedger(db), new PgCreditBlocks(db), {
-    nodeId: d.nodeId,
-    nowMs: () => clock.now(),
-    blockSize: d.creditBlock,
-    leaseSeconds: CREDIT_LEASE_S,
-    idleReturnMs: CREDIT_IDLE_RETURN_MS,
-  });
+  const ledger = blockLedger(d, db, clock);
   return {
     accounts: new PgAccountStore(db),
     limits: new PgLimitStore(db),

@@ -5,15 +5,21 @@ import { AppError } from '../../../src/errors.ts';
 import { createLogger } from '../../../src/lib/logger.ts';
 import { buildTestApp } from '../../helpers/build-test-app.ts';
 
+/** A log sink that keeps every line written. */
+function capture(): { lines: string[]; sink: Writable } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { lines, sink };
+}
+
 describe('request logging', () => {
   it('should log one JSON line per request with its request id and never the API key', async (t) => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(...String(chunk).split('\n').filter(Boolean));
-        done();
-      },
-    });
+    const { lines, sink } = capture();
     const app = await buildTestApp(t, { logger: createLogger('info', sink) });
     const { key } = await app.team();
     await app.http.inject({ url: '/api/v4/lookup/ip/8.8.8.8', headers: { 'x-api-key': key, 'x-request-id': 'req-42' } });
@@ -29,13 +35,7 @@ describe('request logging', () => {
   });
 
   it('should log a refusal for an unavailable engine as a warning without a stack, and a bug as an error with one', async (t) => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(...String(chunk).split('\n').filter(Boolean));
-        done();
-      },
-    });
+    const { lines, sink } = capture();
     const app = await buildTestApp(t, { logger: createLogger('info', sink) });
     const { key } = await app.team();
     const accounts = app.stores.accounts;
