@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { FeedDef } from '../../modules/feeds/feed-catalog.ts';
 import { FEED_EXPORT_OPERATIONS } from '../../operations.ts';
+import { LIST_DEFAULT, LIST_MAX } from '../../modules/exports/export-service.ts';
 import type { Services } from '../../services.ts';
 import type { RouteSpec } from '../route-spec.ts';
 import { errorResponses } from '../schemas.ts';
@@ -10,7 +11,13 @@ import { errorResponses } from '../schemas.ts';
 const Date_ = Type.String({ maxLength: 32, description: "UTC date 'YYYY-MM-DD' or 'latest'" });
 const Hour = Type.String({ maxLength: 8, description: 'UTC hour 0..23, padded or not' });
 const ListQuery = Type.Object({
-  limit: Type.Optional(Type.String({ maxLength: 32, description: '1..500, default 100; larger values are clamped' })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      default: LIST_DEFAULT,
+      description: `snapshots per page, at least 1; values above ${LIST_MAX} are clamped to ${LIST_MAX}`,
+    }),
+  ),
   cursor: Type.Optional(Type.String({ maxLength: 512, description: 'next_cursor of the previous page' })),
 });
 
@@ -39,7 +46,17 @@ const ExportMeta = Type.Object({
   checksum: Type.String({ description: 'lower-case hex SHA-256 of exactly the bytes the download serves' }),
   schema: Type.Object({ fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String() })) }),
 });
-const Redirect = { 307: { description: 'Location: a download URL valid 24 hours that needs no API key', type: 'null' } };
+const Redirect = {
+  307: {
+    description:
+      'A redirect to the snapshot: follow Location, a download URL valid 24 hours that needs no API key (clients must not send it).',
+    type: 'null',
+    headers: {
+      Location: { type: 'string', format: 'uri-reference', description: 'the signed download URL of the snapshot, valid 24 hours' },
+      'Cache-Control': { type: 'string', const: 'private, no-store', description: 'the URL is minted per request: never cached' },
+    },
+  },
+};
 
 const DayParams = Type.Object({ date: Date_ });
 const HourParams = Type.Object({ date: Date_, hour: Hour });
@@ -52,7 +69,7 @@ function redirect(reply: FastifyReply, url: string): FastifyReply {
 /** The five export routes of one feed, all through the same export service. */
 export function feedExports(s: Services, feed: FeedDef): RouteSpec[] {
   const ops = FEED_EXPORT_OPERATIONS[feed.id];
-  const errors = errorResponses([400, 401, 403, 404, 429]);
+  const errors = errorResponses([400, 401, 403, 404, 429, 503]);
   return [
     {
       operation: ops.list,
