@@ -11,7 +11,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000002',
+        'x-request-id': 'example-health-healthy',
       },
       body: {
         status: 'ok',
@@ -31,7 +31,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000003',
+        'x-request-id': 'example-account.me-account',
         'ratelimit-limit': '10',
         'ratelimit-remaining': '9',
         'ratelimit-reset': '1',
@@ -41,7 +41,7 @@ export const API_EXAMPLES: ApiExamples = {
         last_name: '',
         email: 'm1@example.test',
         organization: {
-          id: 'org_1e1e11dc18c6a74ba850',
+          id: 'org_1dd60a8d70a748877e08',
           name: 'Example Team',
           relation: 'OWNER',
         },
@@ -78,7 +78,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000004',
+        'x-request-id': 'example-account.me-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -101,7 +101,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000005',
+        'x-request-id': 'example-lookup.ip-ipv4',
         'ratelimit-limit': '200',
         'ratelimit-remaining': '199',
         'ratelimit-reset': '1',
@@ -151,7 +151,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000006',
+        'x-request-id': 'example-lookup.ip-explained',
         'ratelimit-limit': '200',
         'ratelimit-remaining': '198',
         'ratelimit-reset': '1',
@@ -286,7 +286,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000007',
+        'x-request-id': 'example-lookup.ip-bad-explain',
         'ratelimit-limit': '200',
         'ratelimit-remaining': '197',
         'ratelimit-reset': '1',
@@ -313,7 +313,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000008',
+        'x-request-id': 'example-lookup.ip-bad-address',
         'ratelimit-limit': '200',
         'ratelimit-remaining': '196',
         'ratelimit-reset': '1',
@@ -342,7 +342,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000009',
+        'x-request-id': 'example-lookup.ips-batch',
         'ratelimit-limit': '200',
         'ratelimit-remaining': '195',
         'ratelimit-reset': '1',
@@ -422,7 +422,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000000a',
+        'x-request-id': 'example-lookup.ips-not-a-list',
         'ratelimit-limit': '200',
         'ratelimit-remaining': '194',
         'ratelimit-reset': '1',
@@ -454,7 +454,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000000c',
+        'x-request-id': 'example-lookup.domain-domain',
         'ratelimit-limit': '200',
         'ratelimit-remaining': '198',
         'ratelimit-reset': '1',
@@ -670,7 +670,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000000d',
+        'x-request-id': 'example-lookup.domain-bad-limit',
         'ratelimit-limit': '200',
         'ratelimit-remaining': '197',
         'ratelimit-reset': '1',
@@ -699,7 +699,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000000e',
+        'x-request-id': 'example-feeds.proxies.export.list-first-page',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '59',
         'ratelimit-reset': '1',
@@ -732,7 +732,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000000f',
+        'x-request-id': 'example-feeds.proxies.export.list-bad-limit',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '58',
         'ratelimit-reset': '1',
@@ -761,12 +761,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000010',
+        'x-request-id': 'example-feeds.proxies.export.download-latest',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '119',
         'ratelimit-reset': '10',
         location:
-          '/downloads?object=proxies%2Flatest%2F11_proxies.parquet&sha256=05cf017275bfc2f969c9633f3ec8685f79519e780eac799560a57ff3725ad157&expires=1795435200&kid=k0&sig=OrtdivhJtEXkYsP1bBGGMMW_MusqV7xszrUgU0ZVca4',
+          '/downloads?object=proxies%2Flatest%2F11_proxies.parquet&sha256=05cf017275bfc2f969c9633f3ec8685f79519e780eac799560a57ff3725ad157&expires=1795435200&kid=k0&sig=Kcd_1UqaYNi7EsLmwzCe_xas0zMmHU0oYc1Y9xc7NYY',
         'cache-control': 'private, no-store',
       },
     },
@@ -781,7 +781,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 404,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000011',
+        'x-request-id': 'example-feeds.proxies.export.download-nothing-that-day',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '118',
         'ratelimit-reset': '20',
@@ -807,7 +807,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000012',
+        'x-request-id': 'example-feeds.proxies.export.meta-latest',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '57',
         'ratelimit-reset': '2',
@@ -867,12 +867,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000013',
+        'x-request-id': 'example-feeds.proxies.export.hour_download-hour',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '117',
         'ratelimit-reset': '30',
         location:
-          '/downloads?object=proxies%2Flatest%2F11_proxies.parquet&sha256=05cf017275bfc2f969c9633f3ec8685f79519e780eac799560a57ff3725ad157&expires=1795435200&kid=k0&sig=OrtdivhJtEXkYsP1bBGGMMW_MusqV7xszrUgU0ZVca4',
+          '/downloads?object=proxies%2Flatest%2F11_proxies.parquet&sha256=05cf017275bfc2f969c9633f3ec8685f79519e780eac799560a57ff3725ad157&expires=1795435200&kid=k0&sig=Kcd_1UqaYNi7EsLmwzCe_xas0zMmHU0oYc1Y9xc7NYY',
         'cache-control': 'private, no-store',
       },
     },
@@ -890,7 +890,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000014',
+        'x-request-id': 'example-feeds.proxies.export.hour_meta-hour',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '56',
         'ratelimit-reset': '2',
@@ -948,7 +948,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000015',
+        'x-request-id': 'example-feeds.proxies.export.hour_meta-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -971,7 +971,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000016',
+        'x-request-id': 'example-feeds.anonymizers.export.list-first-page',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '55',
         'ratelimit-reset': '3',
@@ -1004,7 +1004,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000017',
+        'x-request-id': 'example-feeds.anonymizers.export.list-bad-limit',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '54',
         'ratelimit-reset': '3',
@@ -1033,12 +1033,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000018',
+        'x-request-id': 'example-feeds.anonymizers.export.download-latest',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '116',
         'ratelimit-reset': '40',
         location:
-          '/downloads?object=anonymizers%2Flatest%2F11_anonymizers.parquet&sha256=c3ab95f514f772b72e71099c10fc7fd94e182efc78a7cc509a0cbf4d9db67da8&expires=1795435200&kid=k0&sig=E1fYKsG7sZZqFh6zHQjU5A0wlOZvM-wPMcaVWbLfSu4',
+          '/downloads?object=anonymizers%2Flatest%2F11_anonymizers.parquet&sha256=c3ab95f514f772b72e71099c10fc7fd94e182efc78a7cc509a0cbf4d9db67da8&expires=1795435200&kid=k0&sig=h9ebWQzTDfkJWfvBMXPQe6iHskdIhq12H5axKTDArFg',
         'cache-control': 'private, no-store',
       },
     },
@@ -1053,7 +1053,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 404,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000019',
+        'x-request-id': 'example-feeds.anonymizers.export.download-nothing-that-day',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '115',
         'ratelimit-reset': '50',
@@ -1079,7 +1079,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000001a',
+        'x-request-id': 'example-feeds.anonymizers.export.meta-latest',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '53',
         'ratelimit-reset': '4',
@@ -1143,12 +1143,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000001b',
+        'x-request-id': 'example-feeds.anonymizers.export.hour_download-hour',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '114',
         'ratelimit-reset': '60',
         location:
-          '/downloads?object=anonymizers%2Flatest%2F11_anonymizers.parquet&sha256=c3ab95f514f772b72e71099c10fc7fd94e182efc78a7cc509a0cbf4d9db67da8&expires=1795435200&kid=k0&sig=E1fYKsG7sZZqFh6zHQjU5A0wlOZvM-wPMcaVWbLfSu4',
+          '/downloads?object=anonymizers%2Flatest%2F11_anonymizers.parquet&sha256=c3ab95f514f772b72e71099c10fc7fd94e182efc78a7cc509a0cbf4d9db67da8&expires=1795435200&kid=k0&sig=h9ebWQzTDfkJWfvBMXPQe6iHskdIhq12H5axKTDArFg',
         'cache-control': 'private, no-store',
       },
     },
@@ -1166,7 +1166,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000001c',
+        'x-request-id': 'example-feeds.anonymizers.export.hour_meta-hour',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '52',
         'ratelimit-reset': '4',
@@ -1228,7 +1228,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000001d',
+        'x-request-id': 'example-feeds.anonymizers.export.hour_meta-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -1251,7 +1251,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000001e',
+        'x-request-id': 'example-feeds.torrents.export.list-first-page',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '51',
         'ratelimit-reset': '5',
@@ -1284,7 +1284,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000001f',
+        'x-request-id': 'example-feeds.torrents.export.list-bad-limit',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '50',
         'ratelimit-reset': '5',
@@ -1313,12 +1313,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000020',
+        'x-request-id': 'example-feeds.torrents.export.download-latest',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '113',
         'ratelimit-reset': '70',
         location:
-          '/downloads?object=torrents%2Flatest%2F11_torrents.parquet&sha256=4f0e97fb85c79101a82e73689ac8f2af144e8a0a04ed327de6d2d5ecbddf2a98&expires=1795435200&kid=k0&sig=BsJmL0VqwSwz3ViQsh7-KZs4hYMaqlXDuxhQNTQWFyI',
+          '/downloads?object=torrents%2Flatest%2F11_torrents.parquet&sha256=4f0e97fb85c79101a82e73689ac8f2af144e8a0a04ed327de6d2d5ecbddf2a98&expires=1795435200&kid=k0&sig=IOCJWE7LJ_Jr9LMUaePe_7QaS7iPteJKCg1WYwKZOxs',
         'cache-control': 'private, no-store',
       },
     },
@@ -1333,7 +1333,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 404,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000021',
+        'x-request-id': 'example-feeds.torrents.export.download-nothing-that-day',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '112',
         'ratelimit-reset': '80',
@@ -1359,7 +1359,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000022',
+        'x-request-id': 'example-feeds.torrents.export.meta-latest',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '49',
         'ratelimit-reset': '6',
@@ -1423,12 +1423,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000023',
+        'x-request-id': 'example-feeds.torrents.export.hour_download-hour',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '111',
         'ratelimit-reset': '90',
         location:
-          '/downloads?object=torrents%2Flatest%2F11_torrents.parquet&sha256=4f0e97fb85c79101a82e73689ac8f2af144e8a0a04ed327de6d2d5ecbddf2a98&expires=1795435200&kid=k0&sig=BsJmL0VqwSwz3ViQsh7-KZs4hYMaqlXDuxhQNTQWFyI',
+          '/downloads?object=torrents%2Flatest%2F11_torrents.parquet&sha256=4f0e97fb85c79101a82e73689ac8f2af144e8a0a04ed327de6d2d5ecbddf2a98&expires=1795435200&kid=k0&sig=IOCJWE7LJ_Jr9LMUaePe_7QaS7iPteJKCg1WYwKZOxs',
         'cache-control': 'private, no-store',
       },
     },
@@ -1446,7 +1446,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000024',
+        'x-request-id': 'example-feeds.torrents.export.hour_meta-hour',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '48',
         'ratelimit-reset': '6',
@@ -1508,7 +1508,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000025',
+        'x-request-id': 'example-feeds.torrents.export.hour_meta-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -1531,7 +1531,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000026',
+        'x-request-id': 'example-feeds.honeypot_http.export.list-first-page',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '47',
         'ratelimit-reset': '7',
@@ -1564,7 +1564,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000027',
+        'x-request-id': 'example-feeds.honeypot_http.export.list-bad-limit',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '46',
         'ratelimit-reset': '7',
@@ -1593,12 +1593,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000028',
+        'x-request-id': 'example-feeds.honeypot_http.export.download-latest',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '110',
         'ratelimit-reset': '100',
         location:
-          '/downloads?object=honeypot_http%2Flatest%2F11_honeypot_http.parquet&sha256=7c6757afeafa6214ddaf4ee8b0242cc74c4f89881f5e81dfdc571fd432881b73&expires=1795435200&kid=k0&sig=iP6LVI0aLfwmxaKX09qLEfI9gG0p7pk5oyOivhOYDKI',
+          '/downloads?object=honeypot_http%2Flatest%2F11_honeypot_http.parquet&sha256=7c6757afeafa6214ddaf4ee8b0242cc74c4f89881f5e81dfdc571fd432881b73&expires=1795435200&kid=k0&sig=NPdJvmVGzWsUvs1MpsUsaNpuwkMo-JBTGaZCJVwGNPM',
         'cache-control': 'private, no-store',
       },
     },
@@ -1613,7 +1613,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 404,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000029',
+        'x-request-id': 'example-feeds.honeypot_http.export.download-nothing-that-day',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '109',
         'ratelimit-reset': '110',
@@ -1639,7 +1639,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000002a',
+        'x-request-id': 'example-feeds.honeypot_http.export.meta-latest',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '45',
         'ratelimit-reset': '8',
@@ -1707,12 +1707,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000002b',
+        'x-request-id': 'example-feeds.honeypot_http.export.hour_download-hour',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '108',
         'ratelimit-reset': '120',
         location:
-          '/downloads?object=honeypot_http%2Flatest%2F11_honeypot_http.parquet&sha256=7c6757afeafa6214ddaf4ee8b0242cc74c4f89881f5e81dfdc571fd432881b73&expires=1795435200&kid=k0&sig=iP6LVI0aLfwmxaKX09qLEfI9gG0p7pk5oyOivhOYDKI',
+          '/downloads?object=honeypot_http%2Flatest%2F11_honeypot_http.parquet&sha256=7c6757afeafa6214ddaf4ee8b0242cc74c4f89881f5e81dfdc571fd432881b73&expires=1795435200&kid=k0&sig=NPdJvmVGzWsUvs1MpsUsaNpuwkMo-JBTGaZCJVwGNPM',
         'cache-control': 'private, no-store',
       },
     },
@@ -1730,7 +1730,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000002c',
+        'x-request-id': 'example-feeds.honeypot_http.export.hour_meta-hour',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '44',
         'ratelimit-reset': '8',
@@ -1796,7 +1796,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000002d',
+        'x-request-id': 'example-feeds.honeypot_http.export.hour_meta-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -1819,7 +1819,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000002e',
+        'x-request-id': 'example-feeds.honeypot_https.export.list-first-page',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '43',
         'ratelimit-reset': '9',
@@ -1852,7 +1852,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000002f',
+        'x-request-id': 'example-feeds.honeypot_https.export.list-bad-limit',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '42',
         'ratelimit-reset': '9',
@@ -1881,12 +1881,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000030',
+        'x-request-id': 'example-feeds.honeypot_https.export.download-latest',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '107',
         'ratelimit-reset': '130',
         location:
-          '/downloads?object=honeypot_https%2Flatest%2F11_honeypot_https.parquet&sha256=342e32178f6a308d903ef1f18f66b04a15f35cb7d66285ae4d291f98640902d1&expires=1795435200&kid=k0&sig=RIFEmlG_dQYbOk05bMyoNxBFT05VsWfPyWY211m0J40',
+          '/downloads?object=honeypot_https%2Flatest%2F11_honeypot_https.parquet&sha256=342e32178f6a308d903ef1f18f66b04a15f35cb7d66285ae4d291f98640902d1&expires=1795435200&kid=k0&sig=n7XQtjmW8eJXVfHi1D8YjxQMLxSTUDsTgehOTshv8tY',
         'cache-control': 'private, no-store',
       },
     },
@@ -1901,7 +1901,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 404,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000031',
+        'x-request-id': 'example-feeds.honeypot_https.export.download-nothing-that-day',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '106',
         'ratelimit-reset': '140',
@@ -1927,7 +1927,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000032',
+        'x-request-id': 'example-feeds.honeypot_https.export.meta-latest',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '41',
         'ratelimit-reset': '10',
@@ -1987,12 +1987,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000033',
+        'x-request-id': 'example-feeds.honeypot_https.export.hour_download-hour',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '105',
         'ratelimit-reset': '150',
         location:
-          '/downloads?object=honeypot_https%2Flatest%2F11_honeypot_https.parquet&sha256=342e32178f6a308d903ef1f18f66b04a15f35cb7d66285ae4d291f98640902d1&expires=1795435200&kid=k0&sig=RIFEmlG_dQYbOk05bMyoNxBFT05VsWfPyWY211m0J40',
+          '/downloads?object=honeypot_https%2Flatest%2F11_honeypot_https.parquet&sha256=342e32178f6a308d903ef1f18f66b04a15f35cb7d66285ae4d291f98640902d1&expires=1795435200&kid=k0&sig=n7XQtjmW8eJXVfHi1D8YjxQMLxSTUDsTgehOTshv8tY',
         'cache-control': 'private, no-store',
       },
     },
@@ -2010,7 +2010,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000034',
+        'x-request-id': 'example-feeds.honeypot_https.export.hour_meta-hour',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '40',
         'ratelimit-reset': '10',
@@ -2068,7 +2068,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000035',
+        'x-request-id': 'example-feeds.honeypot_https.export.hour_meta-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -2091,7 +2091,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000036',
+        'x-request-id': 'example-feeds.honeypot_dns.export.list-first-page',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '39',
         'ratelimit-reset': '11',
@@ -2124,7 +2124,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000037',
+        'x-request-id': 'example-feeds.honeypot_dns.export.list-bad-limit',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '38',
         'ratelimit-reset': '11',
@@ -2153,12 +2153,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000038',
+        'x-request-id': 'example-feeds.honeypot_dns.export.download-latest',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '104',
         'ratelimit-reset': '160',
         location:
-          '/downloads?object=honeypot_dns%2Flatest%2F11_honeypot_dns.parquet&sha256=ee3a930b53c720361718c7dd658c1bac06d7ffe89faad580e998ced7a3ddf45c&expires=1795435200&kid=k0&sig=qpvJgtsbSsU1_GppYcm5TFle8ZrOHSDjQOOCXMFKCW4',
+          '/downloads?object=honeypot_dns%2Flatest%2F11_honeypot_dns.parquet&sha256=ee3a930b53c720361718c7dd658c1bac06d7ffe89faad580e998ced7a3ddf45c&expires=1795435200&kid=k0&sig=leIwC5b4qrZl6kmg1pnZU2vZbdJSjqydE_yyyj5aKlI',
         'cache-control': 'private, no-store',
       },
     },
@@ -2173,7 +2173,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 404,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000039',
+        'x-request-id': 'example-feeds.honeypot_dns.export.download-nothing-that-day',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '103',
         'ratelimit-reset': '170',
@@ -2199,7 +2199,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000003a',
+        'x-request-id': 'example-feeds.honeypot_dns.export.meta-latest',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '37',
         'ratelimit-reset': '12',
@@ -2251,12 +2251,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000003b',
+        'x-request-id': 'example-feeds.honeypot_dns.export.hour_download-hour',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '102',
         'ratelimit-reset': '180',
         location:
-          '/downloads?object=honeypot_dns%2Flatest%2F11_honeypot_dns.parquet&sha256=ee3a930b53c720361718c7dd658c1bac06d7ffe89faad580e998ced7a3ddf45c&expires=1795435200&kid=k0&sig=qpvJgtsbSsU1_GppYcm5TFle8ZrOHSDjQOOCXMFKCW4',
+          '/downloads?object=honeypot_dns%2Flatest%2F11_honeypot_dns.parquet&sha256=ee3a930b53c720361718c7dd658c1bac06d7ffe89faad580e998ced7a3ddf45c&expires=1795435200&kid=k0&sig=leIwC5b4qrZl6kmg1pnZU2vZbdJSjqydE_yyyj5aKlI',
         'cache-control': 'private, no-store',
       },
     },
@@ -2274,7 +2274,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000003c',
+        'x-request-id': 'example-feeds.honeypot_dns.export.hour_meta-hour',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '36',
         'ratelimit-reset': '12',
@@ -2324,7 +2324,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000003d',
+        'x-request-id': 'example-feeds.honeypot_dns.export.hour_meta-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -2347,7 +2347,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000003e',
+        'x-request-id': 'example-feeds.honeypot_adb.export.list-first-page',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '35',
         'ratelimit-reset': '13',
@@ -2380,7 +2380,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000003f',
+        'x-request-id': 'example-feeds.honeypot_adb.export.list-bad-limit',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '34',
         'ratelimit-reset': '13',
@@ -2409,12 +2409,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000040',
+        'x-request-id': 'example-feeds.honeypot_adb.export.download-latest',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '101',
         'ratelimit-reset': '190',
         location:
-          '/downloads?object=honeypot_adb%2Flatest%2F11_honeypot_adb.parquet&sha256=daa1746dfaf37a9b1cc789fe10a4d17b56702241ead6116f51d986234dc1034f&expires=1795435200&kid=k0&sig=eirQvgbUj3TLsRKm6_Y-DbWeviz7LKNpeFpHpG1mfbM',
+          '/downloads?object=honeypot_adb%2Flatest%2F11_honeypot_adb.parquet&sha256=daa1746dfaf37a9b1cc789fe10a4d17b56702241ead6116f51d986234dc1034f&expires=1795435200&kid=k0&sig=vAeS8-f_rvTqdpuIWmOw9oH1T4PJ2GuIgNbvFae030Y',
         'cache-control': 'private, no-store',
       },
     },
@@ -2429,7 +2429,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 404,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000041',
+        'x-request-id': 'example-feeds.honeypot_adb.export.download-nothing-that-day',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '100',
         'ratelimit-reset': '200',
@@ -2455,7 +2455,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000042',
+        'x-request-id': 'example-feeds.honeypot_adb.export.meta-latest',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '33',
         'ratelimit-reset': '14',
@@ -2507,12 +2507,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000043',
+        'x-request-id': 'example-feeds.honeypot_adb.export.hour_download-hour',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '99',
         'ratelimit-reset': '210',
         location:
-          '/downloads?object=honeypot_adb%2Flatest%2F11_honeypot_adb.parquet&sha256=daa1746dfaf37a9b1cc789fe10a4d17b56702241ead6116f51d986234dc1034f&expires=1795435200&kid=k0&sig=eirQvgbUj3TLsRKm6_Y-DbWeviz7LKNpeFpHpG1mfbM',
+          '/downloads?object=honeypot_adb%2Flatest%2F11_honeypot_adb.parquet&sha256=daa1746dfaf37a9b1cc789fe10a4d17b56702241ead6116f51d986234dc1034f&expires=1795435200&kid=k0&sig=vAeS8-f_rvTqdpuIWmOw9oH1T4PJ2GuIgNbvFae030Y',
         'cache-control': 'private, no-store',
       },
     },
@@ -2530,7 +2530,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000044',
+        'x-request-id': 'example-feeds.honeypot_adb.export.hour_meta-hour',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '32',
         'ratelimit-reset': '14',
@@ -2580,7 +2580,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000045',
+        'x-request-id': 'example-feeds.honeypot_adb.export.hour_meta-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -2603,7 +2603,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000046',
+        'x-request-id': 'example-feeds.ja4t.export.list-first-page',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '31',
         'ratelimit-reset': '15',
@@ -2636,7 +2636,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 400,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000047',
+        'x-request-id': 'example-feeds.ja4t.export.list-bad-limit',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '30',
         'ratelimit-reset': '15',
@@ -2665,12 +2665,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000048',
+        'x-request-id': 'example-feeds.ja4t.export.download-latest',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '98',
         'ratelimit-reset': '220',
         location:
-          '/downloads?object=ja4t%2Flatest%2F11_ja4t.parquet&sha256=bb931a3ce5c6228f502899b64212fc2f55468f4e25baedf19b6ec9118fec768e&expires=1795435200&kid=k0&sig=0loyeR4pjdfw8KNmBVQH7TEKzFun0-BydF5vhYZ2gdw',
+          '/downloads?object=ja4t%2Flatest%2F11_ja4t.parquet&sha256=bb931a3ce5c6228f502899b64212fc2f55468f4e25baedf19b6ec9118fec768e&expires=1795435200&kid=k0&sig=sWdTZgRer1P-ayldpADgl7WLNC7bnN_4lvgG3NGF-C0',
         'cache-control': 'private, no-store',
       },
     },
@@ -2685,7 +2685,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 404,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000049',
+        'x-request-id': 'example-feeds.ja4t.export.download-nothing-that-day',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '97',
         'ratelimit-reset': '230',
@@ -2711,7 +2711,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000004a',
+        'x-request-id': 'example-feeds.ja4t.export.meta-latest',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '29',
         'ratelimit-reset': '16',
@@ -2775,12 +2775,12 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 307,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000004b',
+        'x-request-id': 'example-feeds.ja4t.export.hour_download-hour',
         'ratelimit-limit': '120',
         'ratelimit-remaining': '96',
         'ratelimit-reset': '240',
         location:
-          '/downloads?object=ja4t%2Flatest%2F11_ja4t.parquet&sha256=bb931a3ce5c6228f502899b64212fc2f55468f4e25baedf19b6ec9118fec768e&expires=1795435200&kid=k0&sig=0loyeR4pjdfw8KNmBVQH7TEKzFun0-BydF5vhYZ2gdw',
+          '/downloads?object=ja4t%2Flatest%2F11_ja4t.parquet&sha256=bb931a3ce5c6228f502899b64212fc2f55468f4e25baedf19b6ec9118fec768e&expires=1795435200&kid=k0&sig=sWdTZgRer1P-ayldpADgl7WLNC7bnN_4lvgG3NGF-C0',
         'cache-control': 'private, no-store',
       },
     },
@@ -2798,7 +2798,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000004c',
+        'x-request-id': 'example-feeds.ja4t.export.hour_meta-hour',
         'ratelimit-limit': '60',
         'ratelimit-remaining': '28',
         'ratelimit-reset': '16',
@@ -2860,7 +2860,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000004d',
+        'x-request-id': 'example-feeds.ja4t.export.hour_meta-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -2880,7 +2880,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000004e',
+        'x-request-id': '28cec890-3344-481f-9f12-000000000003',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '19',
         'ratelimit-reset': '2',
@@ -2902,7 +2902,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000004f',
+        'x-request-id': 'example-feeds.proxies.stream-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -2922,7 +2922,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000050',
+        'x-request-id': '28cec890-3344-481f-9f12-000000000004',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '18',
         'ratelimit-reset': '4',
@@ -2945,7 +2945,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000051',
+        'x-request-id': 'example-feeds.anonymizers.stream-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -2965,7 +2965,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000052',
+        'x-request-id': '28cec890-3344-481f-9f12-000000000005',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '17',
         'ratelimit-reset': '6',
@@ -3002,7 +3002,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000053',
+        'x-request-id': 'example-feeds.torrents.stream-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -3022,7 +3022,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000054',
+        'x-request-id': '28cec890-3344-481f-9f12-000000000006',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '16',
         'ratelimit-reset': '8',
@@ -3060,7 +3060,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000055',
+        'x-request-id': 'example-feeds.honeypot_http.stream-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -3080,7 +3080,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000056',
+        'x-request-id': '28cec890-3344-481f-9f12-000000000007',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '15',
         'ratelimit-reset': '10',
@@ -3109,7 +3109,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000057',
+        'x-request-id': 'example-feeds.honeypot_https.stream-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -3129,7 +3129,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000058',
+        'x-request-id': '28cec890-3344-481f-9f12-000000000008',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '14',
         'ratelimit-reset': '12',
@@ -3158,7 +3158,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-000000000059',
+        'x-request-id': 'example-feeds.honeypot_dns.stream-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -3178,7 +3178,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000005a',
+        'x-request-id': '28cec890-3344-481f-9f12-000000000009',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '13',
         'ratelimit-reset': '14',
@@ -3200,7 +3200,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000005b',
+        'x-request-id': 'example-feeds.honeypot_adb.stream-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',
@@ -3220,7 +3220,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000005c',
+        'x-request-id': '28cec890-3344-481f-9f12-00000000000a',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '12',
         'ratelimit-reset': '16',
@@ -3243,7 +3243,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 401,
       headers: {
-        'x-request-id': 'c378b6f3-7bc1-4e69-8e1f-00000000005d',
+        'x-request-id': 'example-feeds.ja4t.stream-no-key',
       },
       body: {
         type: 'urn:umbra:problem:unauthenticated',

@@ -40,7 +40,8 @@ const kept = (headers: Record<string, string | string[] | number | undefined>, s
  * document against a fresh run.
  */
 export async function captureExchanges(t: TestContext): Promise<Record<string, Answered[]>> {
-  const app = await buildTestApp(t);
+  // A fixed signing key and request ids: captured again, the examples change only where answers did.
+  const app = await buildTestApp(t, {}, { UMBRA_SIGNING_KEYS: 'k0:examples-signing-secret-not-for-production' });
   await app.http.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.http.server.address() as { port: number }).port;
   const { key } = await app.team({ name: 'Example Team', credits: 10_000 });
@@ -52,10 +53,11 @@ export async function captureExchanges(t: TestContext): Promise<Record<string, A
     request: ApiExchange['request'],
     headers: Record<string, string> = { 'x-api-key': key },
   ): Promise<void> => {
+    const given = { ...headers, 'x-request-id': `example-${op.id}-${name}` };
     const res = await app.http.inject({
       method: request.method,
       url: request.url,
-      headers: request.body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+      headers: request.body === undefined ? given : { ...given, 'content-type': 'application/json' },
       ...(request.body === undefined ? {} : { payload: JSON.stringify(request.body) }),
     });
     const contentType = res.headers['content-type'] as string | undefined;

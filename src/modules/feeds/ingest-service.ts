@@ -4,8 +4,22 @@ import type { FeedLog, FeedLogEntry } from './feed-log.ts';
 import type { RecordValidator, RejectReason } from './feed-records.ts';
 import { AppError, dependencyFault } from '../../errors.ts';
 
-/** One input record: an NDJSON line, or an already-parsed value (CSV rows, the simulator). `n` is 1-based. */
-export type IngestItem = { n: number; text: string } | { n: number; value: unknown } | { n: number; tooLong: number };
+/** A record the input's reader already refused (a CSV row it could not read), with why. */
+export interface RefusedRecord {
+  reason: RejectReason;
+  field: string;
+  message: string;
+}
+
+/**
+ * One input record: an NDJSON line, an already-parsed value (CSV rows, the simulator), a line too long
+ * to read, or a record its reader refused. `n` is 1-based: the line it starts on.
+ */
+export type IngestItem =
+  | { n: number; text: string }
+  | { n: number; value: unknown }
+  | { n: number; tooLong: number }
+  | { n: number; refused: RefusedRecord };
 
 export interface RecordError {
   /** 1-based record (line) number in the input. */
@@ -15,11 +29,12 @@ export interface RecordError {
   reason: RejectReason;
 }
 
+/** The answer of an ingest (HTTP and `umbra ingest`), snake_case like the rest of the API. */
 export interface IngestSummary {
   feed: FeedId;
   accepted: number;
   rejected: number;
-  byReason: Partial<Record<RejectReason, number>>;
+  by_reason: Partial<Record<RejectReason, number>>;
   /** The first MAX_ERRORS errors, each naming the record and the field. */
   errors: RecordError[];
 }
@@ -62,7 +77,7 @@ export class IngestService {
     batches: AsyncIterable<readonly IngestItem[]> | Iterable<readonly IngestItem[]>,
     onProgress?: (s: IngestSummary) => void,
   ): Promise<IngestSummary> {
-    const summary: IngestSummary = { feed: feed.id, accepted: 0, rejected: 0, byReason: {}, errors: [] };
+    const summary: IngestSummary = { feed: feed.id, accepted: 0, rejected: 0, by_reason: {}, errors: [] };
     // A valid check result is both the log entry (timeMs, line) and the bus message (record, line).
     let accepted: Array<FeedLogEntry & FeedMessage> = [];
     let lastRecord = 0;
@@ -108,7 +123,9 @@ export class IngestService {
             ? this.validator.checkLine(feed, item.text)
             : 'tooLong' in item
               ? ({ ok: false, reason: 'too_long', field: 'record', message: `is longer than ${item.tooLong} bytes` } as const)
-              : this.validator.check(feed, item.value);
+              : 'refused' in item
+                ? ({ ok: false, ...item.refused } as const)
+                : this.validator.check(feed, item.value);
         if (check.ok) {
           accepted.push(check);
           if (accepted.length >= BATCH && inFlight === undefined) {
@@ -120,7 +137,7 @@ export class IngestService {
           }
         } else {
           summary.rejected++;
-          summary.byReason[check.reason] = (summary.byReason[check.reason] ?? 0) + 1;
+          summary.by_reason[check.reason] = (summary.by_reason[check.reason] ?? 0) + 1;
           if (summary.errors.length < MAX_ERRORS)
             summary.errors.push({ record: item.n, field: check.field, message: check.message, reason: check.reason });
         }
