@@ -22,6 +22,8 @@ export interface Operation {
   /** Method of example.v1.ExampleService that mirrors it; null for HTTP-only operations. */
   grpc: string | null;
   summary: string;
+  /** What a client needs to know to call it (the OpenAPI description): input, answer, billing, limits. */
+  description: string;
 }
 
 const op = (o: Operation): Operation => o;
@@ -37,6 +39,9 @@ export const OPERATIONS = {
     cost: { kind: 'free' },
     grpc: 'GetAccountInfo',
     summary: 'The calling account, its scopes and remaining lookup credits',
+    description:
+      'Who the API key belongs to: the member, the team, the scopes of this key and the lookup credits the team has left with the ' +
+      'seconds until they refill. Free; draws on the account rate bucket.',
   }),
   lookupIp: op({
     id: 'lookup.ip',
@@ -47,6 +52,10 @@ export const OPERATIONS = {
     cost: { kind: 'fixed', credits: 1 },
     grpc: 'LookupIP',
     summary: 'Network, location and intelligence for one IPv4 or IPv6 address',
+    description:
+      'Network (AS, ISP, type), location and intelligence (risk score, categories, providers, behaviour, devices) for one ' +
+      'IPv4 or IPv6 address, IPv6 with raw or percent-encoded colons. `explain=true` adds `evidence`, the source of every value, ' +
+      'at the same price. Costs 1 credit; an address that is not valid is a 400 and costs nothing.',
   }),
   lookupIps: op({
     id: 'lookup.ips',
@@ -57,6 +66,9 @@ export const OPERATIONS = {
     cost: { kind: 'batch' },
     grpc: 'LookupIPs',
     summary: 'Batch lookup of up to 1,000 addresses, billed ceil(n × 0.9) over unique valid addresses',
+    description:
+      'Looks up to 1,000 addresses in one request, as the single lookup would. Each address is answered once, in input order; ' +
+      'addresses that are not valid are listed in `invalid`, unbilled. Costs ceil(n × 0.9) credits for n unique valid addresses.',
   }),
   lookupDomain: op({
     id: 'lookup.domain',
@@ -67,6 +79,10 @@ export const OPERATIONS = {
     cost: { kind: 'fixed', credits: 1 },
     grpc: 'LookupDomain',
     summary: 'Honeypot intelligence collected for a domain',
+    description:
+      'What the honeypots saw of a domain (Unicode or Punycode) over 30 days: daily counts, top subdomains and ports, the most ' +
+      'recent events with masked source addresses, and distributions by AS, country and hour. `limit` caps `recent_events`. ' +
+      'Costs 1 credit.',
   }),
   health: op({
     id: 'health',
@@ -77,6 +93,9 @@ export const OPERATIONS = {
     cost: { kind: 'free' },
     grpc: null,
     summary: 'Health probe (no key)',
+    description:
+      'Whether this server can answer: 200 with `status: ok`, or 503 naming the problems. Needs no key and is not rate limited; ' +
+      'also served at /health.',
   }),
 } as const satisfies Record<string, Operation>;
 
@@ -96,6 +115,10 @@ export const FEED_STREAM_OPERATIONS = Object.fromEntries(
       cost: { kind: 'free' },
       grpc: f.grpcStream,
       summary: `Live NDJSON stream of the ${f.id} feed (timestamps in Unix ${f.unit === 'ms' ? 'milliseconds' : 'seconds'})`,
+      description:
+        `Every ${f.id} record stored after the stream opens, one JSON object per line, as it is ingested; an empty line is a ` +
+        'keepalive. The server closes the stream cleanly after its lifetime: reconnect at once. Free; each open stream counts ' +
+        "against the team's concurrent-stream allowance and opening one draws on the stream bucket.",
     }),
   ]),
 ) as Record<FeedId, Operation>;
@@ -118,6 +141,9 @@ export const FEED_EXPORT_OPERATIONS = Object.fromEntries(
         bucket: 'export',
         grpc: 'ListExportSnapshots',
         summary: `Parquet snapshots of the ${f.id} feed, newest first`,
+        description:
+          `The parquet snapshots of the ${f.id} feed, hourly ones of the current UTC date and daily ones before, newest first, ` +
+          'with size, row count and checksum. `limit` sets the page size; `next_cursor` (absent on the last page) asks for the next.',
       }),
       download: op({
         ...base,
@@ -126,6 +152,9 @@ export const FEED_EXPORT_OPERATIONS = Object.fromEntries(
         bucket: 'download',
         grpc: 'GetExportSnapshotURL',
         summary: `307 to a 24-hour download URL of a daily ${f.id} snapshot, or of the latest hourly one`,
+        description:
+          `Redirects (307) to a download URL of the daily ${f.id} snapshot of a date, or of the latest hourly snapshot for ` +
+          "'latest'. The URL is valid 24 hours and needs no API key: send none to it. Free; draws on the download bucket.",
       }),
       meta: op({
         ...base,
@@ -134,6 +163,9 @@ export const FEED_EXPORT_OPERATIONS = Object.fromEntries(
         bucket: 'export',
         grpc: 'GetExportSnapshotMeta',
         summary: `Checksum, size, rows and schema of a daily (or the latest hourly) ${f.id} snapshot`,
+        description:
+          `The metadata of the daily ${f.id} snapshot of a date (or of the latest hourly one for 'latest'): SHA-256 of the bytes ` +
+          'the download serves, size, rows and the parquet schema.',
       }),
       hourDownload: op({
         ...base,
@@ -142,6 +174,9 @@ export const FEED_EXPORT_OPERATIONS = Object.fromEntries(
         bucket: 'download',
         grpc: 'GetExportSnapshotURL',
         summary: `307 to a 24-hour download URL of an hourly ${f.id} snapshot`,
+        description:
+          `Redirects (307) to a download URL of the hourly ${f.id} snapshot of a date and UTC hour. The URL is valid 24 hours ` +
+          'and needs no API key: send none to it. Free; draws on the download bucket.',
       }),
       hourMeta: op({
         ...base,
@@ -150,6 +185,9 @@ export const FEED_EXPORT_OPERATIONS = Object.fromEntries(
         bucket: 'export',
         grpc: 'GetExportSnapshotMeta',
         summary: `Metadata of an hourly ${f.id} snapshot of the current UTC date`,
+        description:
+          `The metadata of the hourly ${f.id} snapshot of a date and UTC hour: SHA-256 of the bytes the download serves, size, ` +
+          'rows and the parquet schema.',
       }),
     };
     return [f.id, ops];

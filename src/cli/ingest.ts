@@ -164,11 +164,17 @@ function remote(
             const [, record, field] = /^record (\d+): (.*)$/.exec(k) ?? [undefined, '0', k];
             return { record: Number(record), field: field!, message: m.join('; '), reason: 'invalid_value' as const };
           });
-          return resolve({ feed: feed.id, accepted: 0, rejected: errors.length, byReason: {}, errors });
+          return resolve({ feed: feed.id, accepted: 0, rejected: errors.length, by_reason: {}, errors });
         }
         if (typeof body.accepted === 'number') {
           // The server stopped on a storage fault: body.accepted records were stored, none after.
-          const summary: IngestSummary = { feed: feed.id, accepted: body.accepted, rejected: body.rejected ?? 0, byReason: {}, errors: [] };
+          const summary: IngestSummary = {
+            feed: feed.id,
+            accepted: body.accepted,
+            rejected: body.rejected ?? 0,
+            by_reason: {},
+            errors: [],
+          };
           return reject(new IngestStopped(`the server answered ${res.statusCode}: ${body.detail}`, summary));
         }
         reject(new UsageError(`server answered ${res.statusCode}: ${body.detail ?? text}`));
@@ -182,7 +188,7 @@ function remote(
 
 function report(out: Output, s: IngestSummary): void {
   out.result(s, () => {
-    const reasons = Object.entries(s.byReason)
+    const reasons = Object.entries(s.by_reason)
       .map(([r, n]) => `${r}: ${n}`)
       .join(', ');
     const lines = [`${s.feed}: ${s.accepted} accepted, ${s.rejected} rejected${reasons ? ` (${reasons})` : ''}`];

@@ -21,6 +21,7 @@ const OP: Operation = {
   cost: { kind: 'free' },
   grpc: null,
   summary: 'test',
+  description: 'a route for the fast path tests',
 };
 const CALLER = { keyId: 'k', orgId: 'o', scopes: new Set(['BASIC']) } as unknown as Caller;
 const RATE = { allowed: true, limit: 10, remaining: 9, resetSeconds: 1, retryAfterSeconds: 0 };

@@ -96,8 +96,9 @@ export class FastRoute {
     const validate = (schema: unknown, httpPart: string): Validate =>
       schema === undefined ? undefined : (validator({ schema, method: 'GET', url, httpPart }) as Validate);
     const serializers = new Map<number, Serialize>();
+    // Answers only: problems are written with JSON.stringify (fail), and their schemas are documentation.
     for (const [status, schema] of Object.entries(response ?? {}))
-      serializers.set(Number(status), serializer({ schema, method: 'GET', url, httpStatus: status }));
+      if (Number(status) < 300) serializers.set(Number(status), serializer({ schema, method: 'GET', url, httpStatus: status }));
     const whole = serializers.get(200);
     if (this.spec.okBody !== undefined && whole !== undefined) {
       serializers.set(

@@ -22,19 +22,104 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 const typeUri = (code: ErrorCode): string => `urn:umbra:problem:${code.toLowerCase().replace(/_/g, '-')}`;
 
-/** Ajv error → (field, message). Fields are named as the client sent them: `ips`, `limit`, `ip_address`. */
+/** An Ajv error (compiled with `verbose`, so the failing schema is at hand). */
 interface ValidationIssue {
   instancePath: string;
+  schemaPath?: string;
+  keyword?: string;
   message?: string;
-  params?: { missingProperty?: string; additionalProperty?: string };
+  params?: { missingProperty?: string; additionalProperty?: string; limit?: number; format?: string };
+  parentSchema?: AcceptedSchema;
 }
 
+interface AcceptedSchema {
+  type?: string | string[];
+  minimum?: number;
+  maximum?: number;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: AcceptedSchema[];
+  items?: AcceptedSchema;
+  description?: string;
+}
+
+const NOUNS: Record<string, [string, string]> = {
+  integer: ['an integer', 'integers'],
+  number: ['a number', 'numbers'],
+  string: ['a string', 'strings'],
+  boolean: ['true or false', 'booleans'],
+  array: ['an array', 'arrays'],
+  object: ['a JSON object', 'JSON objects'],
+  null: ['null', 'nulls'],
+};
+
+/** What a schema accepts, in words: `an integer from 1 to 23`, `true or false`, `one of hourly, rollup`. */
+function accepted(s: AcceptedSchema | undefined): string | undefined {
+  if (!s) return undefined;
+  const values =
+    s.enum ?? (s.const !== undefined ? [s.const] : s.anyOf?.flatMap((a) => a.enum ?? (a.const !== undefined ? [a.const] : [])));
+  if (values && values.length > 0) return values.length === 1 ? String(values[0]) : `one of ${values.map(String).join(', ')}`;
+  const type = Array.isArray(s.type) ? s.type[0] : s.type;
+  if (type === undefined || !NOUNS[type]) return undefined;
+  if (type === 'integer' || type === 'number') {
+    const noun = NOUNS[type][0];
+    if (s.minimum !== undefined && s.maximum !== undefined) return `${noun} from ${s.minimum} to ${s.maximum}`;
+    if (s.minimum !== undefined) return `${noun} of at least ${s.minimum}`;
+    if (s.maximum !== undefined) return `${noun} of at most ${s.maximum}`;
+  }
+  const itemType = Array.isArray(s.items?.type) ? s.items.type[0] : s.items?.type;
+  if (type === 'array' && itemType && NOUNS[itemType]) return `an array of ${NOUNS[itemType][1]}`;
+  return NOUNS[type][0];
+}
+
+/**
+ * One validation failure as a person would say it, naming what is accepted (`must be true or false`),
+ * never the validator's own wording (`must be equal to constant`, `must match a schema in anyOf`).
+ */
+function humanMessage(i: ValidationIssue): string {
+  const limit = i.params?.limit;
+  const acceptedText = accepted(i.parentSchema);
+  switch (i.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not an accepted member';
+    case 'maxLength':
+      return `must be at most ${limit} characters long`;
+    case 'minLength':
+      return limit === 1 ? 'must not be empty' : `must be at least ${limit} characters long`;
+    case 'maxItems':
+      return `must have at most ${limit} items`;
+    case 'minItems':
+      return `must have at least ${limit} item${limit === 1 ? '' : 's'}`;
+    case 'format':
+      return `must be a valid ${i.params?.format}`;
+    case 'pattern':
+      return i.parentSchema?.description ? `must be ${i.parentSchema.description}` : 'is not in the accepted form';
+    default:
+      return acceptedText ? `must be ${acceptedText}` : 'is not valid';
+  }
+}
+
+/**
+ * Ajv errors → field → messages. Fields are named as the client sent them (`ips`, `limit`, `ip_address`);
+ * a failure inside one (an item of `ips`) names the item. One field's alternatives (anyOf) say one thing once.
+ */
 export function fieldErrorsFromAjv(issues: ValidationIssue[], part: string | undefined): FieldErrors {
   const out: FieldErrors = {};
+  // A failed anyOf is said once, from its own schema: its branches' failures (`must be a`, `must be b`) are not repeated.
+  const alternatives = issues.filter((i) => i.keyword === 'anyOf' || i.keyword === 'oneOf').map((i) => `${i.schemaPath}/`);
   for (const i of issues) {
+    if (alternatives.some((a) => i.schemaPath?.startsWith(a))) continue;
     const path = i.instancePath.split('/').filter(Boolean);
-    const field = i.params?.missingProperty ?? path[0] ?? (part === 'body' ? 'body' : (part ?? 'request'));
-    (out[field] ??= []).push(i.message ?? 'is invalid');
+    const missing = i.params?.missingProperty ?? i.params?.additionalProperty;
+    const field = path[0] ?? missing ?? (part === 'body' ? 'body' : (part ?? 'request'));
+    const inner = [...path.slice(1), ...(path.length > 0 && missing ? [missing] : [])]
+      .map((p) => (/^\d+$/.test(p) ? `item ${p}` : p))
+      .join(' ');
+    const message = inner ? `${inner} ${humanMessage(i)}` : humanMessage(i);
+    const messages = (out[field] ??= []);
+    if (!messages.includes(message)) messages.push(message);
   }
   return out;
 }

@@ -1,16 +1,19 @@
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
+import { PROBLEM_CONTENT_TYPE } from './problem.ts';
 
 /** `T | null` as a JSON-schema type array: serialized by fast-json-stringify without anyOf overhead. */
 const Nullable = <T extends 'string' | 'number'>(t: T) => Type.Unsafe<(T extends 'string' ? string : number) | null>({ type: [t, 'null'] });
 
 export const Problem = Type.Object(
   {
-    type: Type.String(),
-    title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    error: Type.String(),
-    errors: Type.Optional(Type.Record(Type.String(), Type.Array(Type.String()))),
+    type: Type.String({ description: 'URN of the kind of problem, urn:umbra:problem:<code>, e.g. urn:umbra:problem:validation-error' }),
+    title: Type.String({ description: 'short summary of the kind of problem' }),
+    status: Type.Integer({ description: 'the HTTP status code' }),
+    detail: Type.String({ description: 'what went wrong with this request, and what to do about it' }),
+    error: Type.String({ description: 'the same text as detail, for clients that read only `error`' }),
+    errors: Type.Optional(
+      Type.Record(Type.String(), Type.Array(Type.String()), { description: 'validation failures: parameter or member → messages' }),
+    ),
   },
   { $id: 'Problem', description: 'RFC 9457 problem details; validation failures add `errors` (field → messages).' },
 );
@@ -145,5 +148,27 @@ export const Health = Type.Object({
   ),
 });
 
-/** Error responses every authenticated operation may give, for the OpenAPI document. */
-export const errorResponses = (codes: number[]): Record<number, TSchema> => Object.fromEntries(codes.map((c) => [c, Type.Ref('Problem')]));
+/** What each error status means for a client, as the OpenAPI document says it. */
+const ERROR_MEANING: Record<number, string> = {
+  400: 'The request is not valid: `detail` says why and `errors` names each bad parameter or member.',
+  401: 'No API key, or one that is not valid or was revoked.',
+  402: 'The team has not enough lookup credits left for this request; nothing was charged.',
+  403: "The key lacks the scope this operation needs (GET /account/me lists the key's scopes).",
+  404: 'Nothing exists under this name (the snapshot, the date or the hour).',
+  413: 'The request body is larger than this server accepts.',
+  415: 'The body is not Content-Type: application/json.',
+  429: "The team's rate bucket (or its concurrent-stream allowance) is used up; retry after Retry-After seconds.",
+  503: 'A store or engine the server depends on is unavailable (or the server is at its connection limit); retry after Retry-After seconds.',
+};
+
+/**
+ * Error responses an operation may give, for the OpenAPI document: RFC 9457 problem details, served as
+ * application/problem+json (the error handler sets that media type; these schemas never serialize a reply).
+ */
+export const errorResponses = (codes: number[]): Record<number, unknown> =>
+  Object.fromEntries(
+    codes.map((c) => [
+      c,
+      { description: ERROR_MEANING[c] ?? 'A problem', content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Ref('Problem') } } },
+    ]),
+  );

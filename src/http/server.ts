@@ -23,6 +23,8 @@ import type { ObjectStore } from '../modules/exports/object-store.ts';
 import type { NdjsonOptions } from './ndjson.ts';
 import { FEED_LIST } from '../modules/feeds/feed-catalog.ts';
 import { IpResult, Problem } from './schemas.ts';
+import { finishApiDocument } from './openapi.ts';
+import { API_EXAMPLES } from './openapi-examples.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { AddressAllowList } from '../lib/address-allow-list.ts';
 import { lazyChildLogger } from '../lib/logger.ts';
@@ -63,8 +65,10 @@ export interface HttpServerDeps {
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 // Bodies are never coerced (a string is not an array of addresses); path and query strings are.
-const bodyAjv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: true, strict: false });
-const stringAjv = new Ajv({ coerceTypes: true, useDefaults: true, removeAdditional: true, allErrors: true, strict: false });
+// verbose: errors carry the failing schema, from which problem.ts words what is accepted.
+const ajvOptions = { useDefaults: true, allErrors: true, strict: false, verbose: true } as const;
+const bodyAjv = new Ajv({ ...ajvOptions, coerceTypes: false, removeAdditional: false });
+const stringAjv = new Ajv({ ...ajvOptions, coerceTypes: true, removeAdditional: true });
 
 /** Builds the HTTP server with every route registered here, in one visible place. Tests call inject() on it. */
 export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyInstance> {
@@ -147,6 +151,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
       servers: [{ url: '/' }],
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
     },
+    transformObject: (document) => finishApiDocument((document as { openapiObject: Record<string, unknown> }).openapiObject, API_EXAMPLES),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
   });
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { deepLinking: true } });
@@ -204,7 +209,14 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
       method: op.method,
       url: `${API_PREFIX}${op.path}`,
       config: { operation: op },
-      schema: { ...spec.schema, operationId: op.id, summary: op.summary, security, tags: [op.id.split('.')[0]!] } as never,
+      schema: {
+        ...spec.schema,
+        operationId: op.id,
+        summary: op.summary,
+        description: op.description,
+        security,
+        tags: [op.id.split('.')[0]!],
+      } as never,
       handler: spec.handler,
     });
     // A known path with another method is a 405 that names the allowed one, not a 404.

@@ -6,6 +6,6 @@ import { AccountInfo, errorResponses } from '../schemas.ts';
 
 export const accountMe = (s: Services): RouteSpec => ({
   operation: OPERATIONS.accountMe,
-  schema: { response: { 200: AccountInfo, ...errorResponses([401, 403, 429]) } },
+  schema: { response: { 200: AccountInfo, ...errorResponses([401, 403, 429, 503]) } },
   handler: async (req) => s.accounts.accountInfo(callerOf(req)),
 });

@@ -3,6 +3,7 @@ import { type Static, Type } from 'typebox';
 import { absoluteUrl, httpBase } from '../../lib/public-url.ts';
 import type { FeedDef } from '../../modules/feeds/feed-catalog.ts';
 import { FEED_EXPORT_OPERATIONS } from '../../operations.ts';
+import { LIST_DEFAULT, LIST_MAX } from '../../modules/exports/export-service.ts';
 import type { Services } from '../../services.ts';
 import type { RouteSpec } from '../route-spec.ts';
 import { errorResponses } from '../schemas.ts';
@@ -11,7 +12,13 @@ import { errorResponses } from '../schemas.ts';
 const Date_ = Type.String({ maxLength: 32, description: "UTC date 'YYYY-MM-DD' or 'latest'" });
 const Hour = Type.String({ maxLength: 8, description: 'UTC hour 0..23, padded or not' });
 const ListQuery = Type.Object({
-  limit: Type.Optional(Type.String({ maxLength: 32, description: '1..500, default 100; larger values are clamped' })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      default: LIST_DEFAULT,
+      description: `snapshots per page, at least 1; values above ${LIST_MAX} are clamped to ${LIST_MAX}`,
+    }),
+  ),
   cursor: Type.Optional(Type.String({ maxLength: 512, description: 'next_cursor of the previous page' })),
 });
 
@@ -41,7 +48,15 @@ const ExportMeta = Type.Object({
   schema: Type.Object({ fields: Type.Array(Type.Object({ name: Type.String(), type: Type.String() })) }),
 });
 const Redirect = {
-  307: { description: 'Location: an absolute download URL valid 24 hours that needs no API key', type: 'null' },
+  307: {
+    description:
+      'A redirect to the snapshot: follow Location, an absolute download URL valid 24 hours that needs no API key (clients must not send it).',
+    type: 'null',
+    headers: {
+      Location: { type: 'string', format: 'uri', description: 'the absolute signed download URL of the snapshot, valid 24 hours' },
+      'Cache-Control': { type: 'string', const: 'private, no-store', description: 'the URL is minted per request: never cached' },
+    },
+  },
 };
 
 const DayParams = Type.Object({ date: Date_ });
@@ -62,7 +77,7 @@ export function feedExports(s: Services, feed: FeedDef, publicUrl: string | unde
     // Minted per request and tied to no key: never cacheable by intermediaries.
     return reply.code(307).header('location', absoluteUrl(base, url)).header('cache-control', 'private, no-store').send();
   };
-  const errors = errorResponses([400, 401, 403, 404, 429]);
+  const errors = errorResponses([400, 401, 403, 404, 429, 503]);
   return [
     {
       operation: ops.list,

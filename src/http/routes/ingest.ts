@@ -41,6 +41,8 @@ export const ingest =
       reply.header('connection', 'close');
       throw e;
     }
+    // A CSV syntax error ends the reading (csv-items.ts): the rest of the body was not read.
+    if (!body.readableEnded) reply.header('connection', 'close');
     if (summary.accepted === 0 && summary.rejected > 0) {
       const fields: Record<string, string[]> = {};
       for (const e of summary.errors) (fields[`record ${e.record}: ${e.field}`] ??= []).push(e.message);

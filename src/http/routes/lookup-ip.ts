@@ -6,9 +6,9 @@ import { answeredRoute, billedReply, type AnsweredRouteSpec } from '../route-spe
 import { errorResponses, IpResult } from '../schemas.ts';
 
 const Params = Type.Object({ ip_address: Type.String({ maxLength: 256, description: 'IPv4 or IPv6 (raw colons allowed)' }) });
-// Literal strings, not a coerced boolean: `explain=1` or `explain=maybe` is a 400 validation error.
+// The query validator coerces only the texts `true` and `false` to a boolean: `explain=1` or `explain=maybe` is a 400.
 const Query = Type.Object({
-  explain: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')], { description: 'adds `evidence` (same price)' })),
+  explain: Type.Optional(Type.Boolean({ default: false, description: 'true adds `evidence`, the source of every value (same price)' })),
 });
 
 /**
@@ -19,8 +19,8 @@ const Query = Type.Object({
 export const lookupIp = (s: Services, metrics: Metrics): AnsweredRouteSpec =>
   answeredRoute(
     OPERATIONS.lookupIp,
-    { params: Params, querystring: Query, response: { 200: Type.Ref('IpResult'), ...errorResponses([400, 401, 402, 403, 429]) } },
+    { params: Params, querystring: Query, response: { 200: Type.Ref('IpResult'), ...errorResponses([400, 401, 402, 403, 429, 503]) } },
     (caller, params: Static<typeof Params>, query: Static<typeof Query>) =>
-      billedReply(metrics, OPERATIONS.lookupIp, s.lookup.lookupIp(caller, params.ip_address, { explain: query.explain === 'true' })),
+      billedReply(metrics, OPERATIONS.lookupIp, s.lookup.lookupIp(caller, params.ip_address, { explain: query.explain === true })),
     IpResult,
   );

@@ -11,7 +11,7 @@ const Body = Type.Object({ ips: Type.Array(Type.String(), { maxItems: 1000, desc
 
 export const lookupIps = (s: Services, metrics: Metrics): RouteSpec => ({
   operation: OPERATIONS.lookupIps,
-  schema: { body: Body, response: { 200: BatchResult, ...errorResponses([400, 401, 402, 403, 413, 415, 429]) } },
+  schema: { body: Body, response: { 200: BatchResult, ...errorResponses([400, 401, 402, 403, 413, 415, 429, 503]) } },
   handler: async (req: FastifyRequest<{ Body: Static<typeof Body> }>, reply) =>
     sendBilled(reply, metrics, OPERATIONS.lookupIps, await s.lookup.lookupIps(callerOf(req), req.body.ips)),
 });

@@ -25,7 +25,8 @@ export class DomainService {
   async lookup(caller: Caller, input: string, limit: number | undefined): Promise<Billed<DomainResult>> {
     const name = normalizeDomain(input);
     if (!name.ok) throw AppError.field('domain', name.message);
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw AppError.field('limit', 'must be an integer from 1 to 1000');
+    // Worded as the HTTP query schema's check words it (http/problem.ts), so gRPC says the same.
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw AppError.field('limit', 'must be an integer of at least 1');
     const cap = Math.min(limit ?? DEFAULT_RECENT, MAX_RECENT);
     return charge(this.ledger, this.clock, caller.orgId, 1, () => ({
       type: 'domain' as const,

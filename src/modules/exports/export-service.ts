@@ -88,7 +88,8 @@ export class ExportService {
 
   async list(feed: FeedDef, limit: unknown, cursor: string | undefined): Promise<ExportList> {
     const n = limit === undefined ? LIST_DEFAULT : Number(limit);
-    if (!Number.isInteger(n) || n < 1) throw AppError.field('limit', 'must be an integer from 1 to 500 (larger values are clamped to 500)');
+    // Worded as the HTTP query schema's check words it (http/problem.ts), so gRPC says the same.
+    if (!Number.isInteger(n) || n < 1) throw AppError.field('limit', 'must be an integer of at least 1');
     let before: SnapshotCursor | undefined;
     if (cursor !== undefined) {
       before = this.cursors.decode(feed.id, cursor);

@@ -19,7 +19,9 @@ export type RejectReason =
   | 'invalid_ip'
   | 'invalid_domain'
   | 'hash_mismatch'
-  | 'too_long';
+  | 'too_long'
+  /** A CSV row that cannot be read as CSV (a quote never closed, a stray quote). */
+  | 'invalid_csv';
 
 export type RecordCheck =
   | { ok: true; record: FeedRecord /** canonical JSON, no newline */; line: string; timeMs: number }
@@ -29,6 +31,21 @@ export type RecordCheck =
 export const MAX_FUTURE_MS = 10 * 60_000;
 
 const fail = (reason: RejectReason, field: string, message: string): RecordCheck => ({ ok: false, reason, field, message });
+
+const TYPE_NOUNS: Record<string, string> = {
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  array: 'an array',
+  object: 'an object',
+};
+
+/** The offending value as the sensor sent it, shortened: `"16276"` (a string where an integer belongs). */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
 
 function fromAjv(feed: FeedDef, e: ErrorObject): RecordCheck {
   const path = e.instancePath.split('/').filter(Boolean).join('.');
@@ -40,7 +57,8 @@ function fromAjv(feed: FeedDef, e: ErrorObject): RecordCheck {
     return fail('unknown_field', field, `is not a member of ${feed.id} records`);
   }
   const field = path || 'record';
-  if (e.keyword === 'type') return fail('wrong_type', field, e.message ?? 'has the wrong type');
+  if (e.keyword === 'type')
+    return fail('wrong_type', field, `must be ${TYPE_NOUNS[String(e.params.type)] ?? e.params.type}, not ${shown(e.data)}`);
   if (field === 'timestamp') {
     const unit = feed.unit === 'ms' ? 'Unix milliseconds' : 'Unix seconds';
     return fail('invalid_value', field, `must be an integer in ${unit} (the ${feed.id} feed's unit) between the years 2000 and 2100`);

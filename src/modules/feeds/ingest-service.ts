@@ -2,13 +2,27 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FeedBus, FeedMessage } from './feed-bus.ts';
 import type { FeedDef } from './feed-catalog.ts';
 import type { FeedLog, FeedLogEntry } from './feed-log.ts';
-import type { RecordValidator } from './feed-records.ts';
+import type { RecordValidator, RejectReason } from './feed-records.ts';
 import type { IngestSummary } from './ingest-summary.ts';
 import { AppError, dependencyFault } from '../../errors.ts';
 import { INGEST_KEY_LEASE_MS, INGEST_KEY_RETENTION_MS, type IngestKeyState, type IngestKeyStore, ingestRecordId } from './ingest-keys.ts';
 
-/** One input record: an NDJSON line, or an already-parsed value (CSV rows, the simulator). `n` is 1-based. */
-export type IngestItem = { n: number; text: string } | { n: number; value: unknown } | { n: number; tooLong: number };
+/** A record the input's reader already refused (a CSV row it could not read), with why. */
+export interface RefusedRecord {
+  reason: RejectReason;
+  field: string;
+  message: string;
+}
+
+/**
+ * One input record: an NDJSON line, an already-parsed value (CSV rows, the simulator), a line too long
+ * to read, or a record its reader refused. `n` is 1-based: the line it starts on.
+ */
+export type IngestItem =
+  | { n: number; text: string }
+  | { n: number; value: unknown }
+  | { n: number; tooLong: number }
+  | { n: number; refused: RefusedRecord };
 
 export type { IngestSummary, RecordError } from './ingest-summary.ts';
 
@@ -120,7 +134,7 @@ export class IngestService {
     let state: IngestKeyState = prior ?? {
       feed: feed.id,
       storedThrough: 0,
-      summary: { feed: feed.id, accepted: 0, rejected: 0, byReason: {}, errors: [] },
+      summary: { feed: feed.id, accepted: 0, rejected: 0, by_reason: {}, errors: [] },
     };
     // The lease is renewed while the input trickles in between appends; each append's progress renews it too.
     let writes: Promise<void> = Promise.resolve();
@@ -174,8 +188,8 @@ export class IngestService {
   ): Promise<IngestSummary> {
     const from = keyed?.from;
     const summary: IngestSummary = from
-      ? { ...from.summary, byReason: { ...from.summary.byReason }, errors: [...from.summary.errors] }
-      : { feed: feed.id, accepted: 0, rejected: 0, byReason: {}, errors: [] };
+      ? { ...from.summary, by_reason: { ...from.summary.by_reason }, errors: [...from.summary.errors] }
+      : { feed: feed.id, accepted: 0, rejected: 0, by_reason: {}, errors: [] };
     // Records an earlier attempt under the key stored (or rejected) are skipped, counted already.
     const skipThrough = from?.storedThrough ?? 0;
     // A valid check result is both the log entry (timeMs, line) and the bus message (record, line).
@@ -192,7 +206,7 @@ export class IngestService {
       const batch = accepted;
       const through = lastRecord;
       // The answer as of `through`: validation has read exactly that far when a batch is cut.
-      const asOf = keyed && { rejected: summary.rejected, byReason: { ...summary.byReason }, errors: [...summary.errors] };
+      const asOf = keyed && { rejected: summary.rejected, by_reason: { ...summary.by_reason }, errors: [...summary.errors] };
       accepted = [];
       inFlight = this.log.append(feed.id, batch).then(
         async () => {
@@ -243,7 +257,9 @@ export class IngestService {
             ? this.validator.checkLine(feed, item.text)
             : 'tooLong' in item
               ? ({ ok: false, reason: 'too_long', field: 'record', message: `is longer than ${item.tooLong} bytes` } as const)
-              : this.validator.check(feed, item.value);
+              : 'refused' in item
+                ? ({ ok: false, ...item.refused } as const)
+                : this.validator.check(feed, item.value);
         if (check.ok) {
           accepted.push(keyed ? { ...check, id: keyed.recordId(item.n) } : check);
           if (accepted.length >= BATCH && inFlight === undefined) {
@@ -255,7 +271,7 @@ export class IngestService {
           }
         } else {
           summary.rejected++;
-          summary.byReason[check.reason] = (summary.byReason[check.reason] ?? 0) + 1;
+          summary.by_reason[check.reason] = (summary.by_reason[check.reason] ?? 0) + 1;
           if (summary.errors.length < MAX_ERRORS)
             summary.errors.push({ record: item.n, field: check.field, message: check.message, reason: check.reason });
         }
@@ -319,6 +335,7 @@ interface KeyedRun {
 function digestItem(digest: ReturnType<typeof createHash>, item: IngestItem): void {
   if ('text' in item) digest.update(item.text);
   else if ('tooLong' in item) digest.update(`\u0000too long ${item.tooLong}`);
+  else if ('refused' in item) digest.update(`\u0000refused ${item.refused.reason} ${item.refused.message}`);
   else digest.update(JSON.stringify(item.value) ?? 'undefined');
   digest.update('\n');
 }

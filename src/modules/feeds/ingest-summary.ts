@@ -9,11 +9,12 @@ export interface RecordError {
   reason: RejectReason;
 }
 
+/** The answer of an ingest (HTTP and `umbra ingest`), snake_case like the rest of the API. */
 export interface IngestSummary {
   feed: FeedId;
   accepted: number;
   rejected: number;
-  byReason: Partial<Record<RejectReason, number>>;
+  by_reason: Partial<Record<RejectReason, number>>;
   /** The first MAX_ERRORS errors, each naming the record and the field. */
   errors: RecordError[];
   /** True when this is the answer of an earlier ingest under the same idempotency key (nothing was stored now). */

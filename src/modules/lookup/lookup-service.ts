@@ -99,7 +99,7 @@ export class LookupService {
       throw AppError.field('ips', 'must be an array of strings');
     }
     // Worded as the HTTP schema's maxItems check words it, so gRPC (which has no schema) says the same.
-    if (ips.length > MAX_BATCH) throw AppError.field('ips', `must NOT have more than ${MAX_BATCH} items`);
+    if (ips.length > MAX_BATCH) throw AppError.field('ips', `must have at most ${MAX_BATCH} items`);
     const plan = planBatch(ips as string[]);
     if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
     return this.chargeOnView(caller.orgId, plan.cost, (view) => ({

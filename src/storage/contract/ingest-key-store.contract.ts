@@ -12,7 +12,7 @@ const state = (storedThrough: number, accepted: number, extra: Partial<IngestKey
     feed: 'proxies',
     accepted,
     rejected: 1,
-    byReason: { invalid_value: 1 },
+    by_reason: { invalid_value: 1 },
     errors: [{ record: 2, field: 'ip', message: 'bad', reason: 'invalid_value' }],
   },
   ...extra,

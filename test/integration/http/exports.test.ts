@@ -102,7 +102,7 @@ describe('feed exports over HTTP', () => {
       const res = await get(`/export?limit=${bad}`);
       assert.equal(res.statusCode, 400, bad);
       assert.equal(res.headers['content-type'], PROBLEM);
-      assert.ok(res.json().errors.limit, bad);
+      assert.deepEqual(res.json().errors, { limit: ['must be an integer of at least 1'] }, bad);
     }
     const cur = (await get('/export?limit=1')).json().next_cursor as string;
     const tampered = `${cur.slice(0, 5)}${cur[5] === 'A' ? 'B' : 'A'}${cur.slice(6)}`;

@@ -43,7 +43,8 @@ describe('POST /internal/v1/ingest/{feed}', () => {
     assert.equal(s.feed, 'proxies');
     assert.equal(s.accepted, 2);
     assert.equal(s.rejected, 3);
-    assert.deepEqual(s.byReason, { invalid_json: 1, missing_field: 1, invalid_ip: 1 });
+    assert.deepEqual(s.by_reason, { invalid_json: 1, missing_field: 1, invalid_ip: 1 });
+    assert.deepEqual(Object.keys(s), ['feed', 'accepted', 'rejected', 'by_reason', 'errors'], 'snake_case, like the rest of the API');
     assert.deepEqual(
       s.errors.map((e: { record: number; field: string }) => [e.record, e.field]),
       [
@@ -79,6 +80,56 @@ describe('POST /internal/v1/ingest/{feed}', () => {
     assert.equal(nested.statusCode, 415);
     assert.equal(nested.headers['content-type'], PROBLEM);
     assert.equal((await post(app, 'proxies', '{}', { 'content-type': 'application/json' })).statusCode, 415);
+  });
+
+  it('should name the line, the field and the reason of every bad CSV row, as for NDJSON', async (t) => {
+    const app = await buildTestApp(t, {}, { UMBRA_OPERATOR_TOKEN: TOKEN });
+    const ts = sampleRecords(app.clock.now()).proxies.timestamp;
+    const row = (ip: string, rest = `BRIGHTDATA,RESIDENTIAL_PROXY,${ts},US,13335`) => `${ip},${rest}`;
+    const csv = [
+      'ip,provider,type,timestamp,country_code,asn',
+      row('1.1.1.1'),
+      row('1.1.1.2', `BRIGHTDATA,RESIDENTIAL_PROXY,${ts},US,abc`),
+      row('1.1.1.3', `BRIGHTDATA,RESIDENTIAL_PROXY,${ts},US`),
+      row('1.1.1.4', `BRIGHTDATA,RESIDENTIAL_PROXY,${ts},US,1,extra`),
+      '',
+      row('1.1.1.5', `"BRIGHT\nDATA",RESIDENTIAL_PROXY,${ts},US,1`),
+      row('300.1.1.1'),
+      row('1.1.1.7', `"BRIGHTDATA,RESIDENTIAL_PROXY,${ts},US,1`),
+      row('1.1.1.8'),
+    ].join('\n');
+    const res = await post(app, 'proxies', `${csv}\n`, { 'content-type': 'text/csv' });
+    assert.equal(res.statusCode, 200, res.body);
+    const s = res.json();
+    assert.equal(s.accepted, 1);
+    assert.deepEqual(
+      s.errors.map((e: { record: number; field: string; reason: string; message: string }) => [e.record, e.field, e.reason, e.message]),
+      [
+        [3, 'asn', 'wrong_type', 'must be an integer, not "abc"'],
+        [4, 'asn', 'missing_field', 'is required'],
+        [5, 'column 7', 'unknown_field', 'has 7 fields; the header names 6 columns (ip, provider, type, timestamp, country_code, asn)'],
+        // Line 6 is blank; the row of line 7 goes on to line 8 inside its quotes, so the next row is line 9.
+        [7, 'provider', 'invalid_value', 'must be upper-case provider tag, e.g. BRIGHTDATA'],
+        [9, 'ip', 'invalid_ip', 'must be a single IPv4 or IPv6 address'],
+        [10, 'record', 'invalid_csv', 'opens a quoted field that is never closed; nothing after it was read'],
+      ],
+    );
+    assert.deepEqual(s.by_reason, { wrong_type: 1, missing_field: 1, unknown_field: 1, invalid_value: 1, invalid_ip: 1, invalid_csv: 1 });
+    const stray = [csv.split('\n')[0], row('1.1.1.1'), row('1.1.1.9', `"BRIGHT"DATA,RESIDENTIAL_PROXY,${ts},US,1`), row('1.1.1.10')];
+    const cut = (await post(app, 'proxies', `${stray.join('\n')}\n`, { 'content-type': 'text/csv' })).json();
+    assert.equal(cut.accepted, 1, 'the rows before a syntax error are stored');
+    assert.deepEqual(cut.errors, [
+      {
+        record: 3,
+        field: 'record',
+        reason: 'invalid_csv',
+        message: 'has a quoted field followed by more text (a quote inside a quoted field is written twice: ""); nothing after it was read',
+      },
+    ]);
+    // The same bad value sent as NDJSON is named with the same field and words.
+    const good = sampleRecords(app.clock.now()).proxies;
+    const ndjson = (await post(app, 'proxies', JSON.stringify({ ...good, asn: 'abc' }))).json();
+    assert.deepEqual(ndjson.errors, { 'record 1: asn': ['must be an integer, not "abc"'] });
   });
 
   it('should answer 400 naming the records when none is good, and for an unknown feed', async (t) => {

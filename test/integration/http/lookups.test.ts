@@ -211,6 +211,7 @@ describe('GET /api/v4/lookup/domain/{domain}', () => {
       const res = await app.http.inject({ url: `/api/v4/lookup/domain/${path}`, headers: { 'x-api-key': key } });
       assert.equal(res.statusCode, 400, `${path}: ${res.body}`);
       assert.ok(res.json().errors[field], `${path}: ${res.body}`);
+      if (field === 'limit') assert.deepEqual(res.json().errors, { limit: ['must be an integer of at least 1'] });
     }
     const ok = await app.http.inject({ url: '/api/v4/lookup/domain/example.com?limit=5000', headers: { 'x-api-key': key } });
     assert.equal(ok.statusCode, 200, 'larger limits are clamped, not refused');
