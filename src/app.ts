@@ -361,6 +361,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     objects: stores.objects,
     downloads: downloadSigner,
     fastPath: deps.fastPath ?? true,
+    grpcPort: config.grpcPort,
     guard,
     edge: config.edge,
   });
