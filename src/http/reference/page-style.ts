@@ -58,7 +58,7 @@ code.name{font-weight:600;background:none;padding:0;color:var(--fg)}
 .response>div>p:first-child{margin-top:0}
 .status{font:700 12px/1 ui-monospace,monospace;border-radius:5px;padding:.3em .45em;margin-right:.3em;display:inline-block}
 .status.ok{background:#e5f6ec;color:var(--get)}.status.redirect{background:#fff3dc;color:var(--put)}.status.err{background:#fdecea;color:var(--delete)}
-details.errors{margin:.6em 0}details.errors summary{cursor:pointer;color:var(--muted)}
+details.errors{margin:.6em 0}.err-note{font-size:12px;color:var(--muted)}details.errors summary{cursor:pointer;color:var(--muted)}
 details.errors>*:not(summary){margin-left:1em}
 details.examples summary{cursor:pointer;color:var(--accent);font-size:13px}
 .variant-block{border-left:3px solid #d9cffd;padding-left:.8em;margin:.6em 0}

@@ -140,7 +140,7 @@ function responsesHtml(view: OperationView): string {
   }
   for (const [html, group] of errorGroups) {
     const badges = group.map((s) => `<span class="status err">${esc(s)}</span>`).join('');
-    full.push(`<details class="response errors"><summary>${badges}</summary>${html}</details>`);
+    full.push(`<details class="errors"><summary>${badges} <span class="err-note">one shape: expand</span></summary>${html}</details>`);
   }
   return full.length ? `<h4>Responses</h4>${full.join('')}` : '';
 }
@@ -233,7 +233,7 @@ the service without the .proto files. Locally the port is plaintext on <code>${a
 <code>-plaintext</code>.</p>
 <pre><code>grpcurl -plaintext ${addr} list
 grpcurl -plaintext ${addr} describe ${esc(g.service)}
-grpcurl -plaintext -H "x-api-key: $KEY" -d '{"ip_address":"8.8.8.8"}' ${addr} ${esc(g.service)}/${esc(g.methods[0]?.name ?? 'Method')}</code></pre>
+grpcurl -plaintext -H "x-api-key: $KEY" -d '{}' ${addr} ${esc(g.service)}/${esc(g.methods[0]?.name ?? 'Method')}</code></pre>
 <h3 id="grpc-methods">Methods</h3>
 <table><thead><tr><th>Method</th><th>Request</th><th>Response</th></tr></thead><tbody>${methods.join('')}</tbody></table>
 <h3 id="grpc-status">HTTP and gRPC status codes</h3>

@@ -31,11 +31,6 @@ describe('API reference page in a browser', () => {
       existsSync(CHROMIUM),
       `Chromium is missing at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (Debian), or set UMBRA_CHROMIUM to its path.`,
     );
-    const app = await buildTestApp(t);
-    await app.http.listen({ port: 0, host: '127.0.0.1' });
-    const { port } = app.http.server.address() as { port: number };
-    const base = `http://127.0.0.1:${port}`;
-
     const profile = mkdtempSync(join(tmpdir(), 'umbra-chromium-'));
     const context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
@@ -47,6 +42,13 @@ describe('API reference page in a browser', () => {
       await context.close();
       rmSync(profile, { recursive: true, force: true });
     });
+    // Built after the browser, so the browser closes first (after-hooks run in order): the app's close
+    // would otherwise wait out the connections Chromium keeps open.
+    const app = await buildTestApp(t);
+    await app.http.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.http.server.address() as { port: number };
+    const base = `http://127.0.0.1:${port}`;
+
     const requests: string[] = [];
     const problems: string[] = [];
     context.on('request', (req) => requests.push(req.url()));
@@ -93,10 +95,13 @@ describe('API reference page in a browser', () => {
     const full = join(ARTIFACTS, 'reference-page-full.png');
     await page.screenshot({ path: top });
     await page.screenshot({ path: full, fullPage: true });
+    const feedsShot = join(ARTIFACTS, 'reference-page-feeds.png');
+    await feeds.locator('h2').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: feedsShot });
     const grpcShot = join(ARTIFACTS, 'reference-page-grpc.png');
     await grpc.locator('#grpc-reflection').scrollIntoViewIfNeeded();
     await page.screenshot({ path: grpcShot });
-    t.diagnostic(`screenshots: ${top} ${full} ${grpcShot}`);
+    t.diagnostic(`screenshots: ${top} ${feedsShot} ${grpcShot} ${full}`);
 
     const foreign = requests.filter((url) => new URL(url).hostname !== '127.0.0.1');
     assert.deepEqual(foreign, [], 'every request stays on 127.0.0.1');
