@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { createInterface, type Interface } from 'node:readline';
 import autocannon from 'autocannon';
 import { credentials, loadPackageDefinition, Metadata, type Client } from '@grpc/grpc-js';
-import { loadProto } from '../src/grpc/proto.ts';
+import { loadProto } from '../src/proto.ts';
 
 interface Server {
   child: ChildProcess;

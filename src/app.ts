@@ -362,6 +362,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     objects: stores.objects,
     downloads: downloadSigner,
     fastPath: deps.fastPath ?? true,
+    grpcPort: config.grpcPort,
     guard,
     edge: config.edge,
     publicUrl: config.publicUrl,

@@ -1,7 +1,7 @@
 // Baseline for the gRPC lookup bench: grpc-js serving the same .proto, answering LookupIP with a fixed
 // result (no key check, no bucket, no credits, no dataset): what grpc-js itself costs per call.
 import { Server, ServerCredentials, type ServiceDefinition } from '@grpc/grpc-js';
-import { packageDefinition, SERVICE_NAME } from '../../src/grpc/proto.ts';
+import { packageDefinition, SERVICE_NAME } from '../../src/proto.ts';
 
 const answer = JSON.parse(process.argv[2]!);
 const server = new Server();

@@ -1,7 +1,7 @@
 import type { PackageDefinition } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import descriptor from 'protobufjs/ext/descriptor/index.js';
-import { protoFileOf, protoRoot } from './proto.ts';
+import { protoFileOf, protoRoot } from '../proto.ts';
 
 interface FileParts {
   pkg: string;

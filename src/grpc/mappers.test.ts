@@ -5,7 +5,7 @@ import { FEEDS } from '../modules/feeds/feed-catalog.ts';
 import type { Evidence } from '../modules/lookup/intelligence.ts';
 import type { IpResult } from '../modules/lookup/lookup-service.ts';
 import { evidenceSourceToProto, feedRecordToProto, ipResultToProto, toStruct, toTimestamp, toValue } from './mappers.ts';
-import { packageDefinition, protoRoot, SERVICE_NAME } from './proto.ts';
+import { packageDefinition, protoRoot, SERVICE_NAME } from '../proto.ts';
 
 describe(toTimestamp.name, () => {
   it('should denote the same instant: seconds as they are, milliseconds split into seconds and nanos', () => {

@@ -13,7 +13,7 @@ import { type DownloadLinks, getExportSnapshotMeta, getExportSnapshotUrl, listEx
 import { lookupDomain, lookupIp, lookupIps } from './handlers/lookup.ts';
 import { feedStreamMethod, recordEncoder } from './handlers/streams.ts';
 import { reflectionPackage } from './descriptors.ts';
-import { packageDefinition, SERVICE_NAME } from './proto.ts';
+import { packageDefinition, SERVICE_NAME } from '../proto.ts';
 
 export interface GrpcServerDeps {
   services: Services;

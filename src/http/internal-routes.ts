@@ -12,6 +12,7 @@ import { dataStatus, DATA_STATUS_PATH } from './routes/data-status.ts';
 import { download, DOWNLOAD_PATH } from './routes/downloads.ts';
 import { EXPORT_JOBS_BODY, exportJobs, EXPORT_JOBS_PATH } from './routes/export-jobs.ts';
 import { ingest, INGEST_MEDIA_TYPES, INGEST_PATH } from './routes/ingest.ts';
+import { PROTO_PATH, REFERENCE_PATH, type ReferenceHandlers } from './routes/reference.ts';
 
 /** Who may call a route outside the API's operations table. */
 export type Access =
@@ -45,6 +46,8 @@ export interface InternalRouteDeps {
   /** Checks the URLs of the download route. */
   downloads: DownloadSigner;
   openapi: () => unknown;
+  /** The API reference page and the .proto files it links. */
+  reference: ReferenceHandlers;
   health: (req: FastifyRequest, reply: FastifyReply) => unknown;
 }
 
@@ -75,6 +78,11 @@ export const internalRoutes = (d: InternalRouteDeps): InternalRoute[] => [
     summary: 'The OpenAPI document',
     handler: async () => d.openapi(),
   },
+  // The reference page answers with and without the trailing slash (@fastify/swagger-ui, which it
+  // replaced, redirected one to the other; bookmarks of both exist).
+  { method: 'GET', path: REFERENCE_PATH, access: 'public', summary: 'The API reference page', handler: d.reference.page },
+  { method: 'GET', path: `${REFERENCE_PATH}/`, access: 'public', summary: 'The API reference page', handler: d.reference.page },
+  { method: 'GET', path: `${PROTO_PATH}/*`, access: 'public', summary: 'The gRPC .proto files', handler: d.reference.proto },
   {
     method: 'GET',
     path: DOWNLOAD_PATH,

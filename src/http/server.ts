@@ -1,7 +1,6 @@
 import { maxHeaderSize } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { Ajv } from 'ajv';
 import type { Logger } from 'pino';
 import { API_PREFIX } from '../operations.ts';
@@ -18,6 +17,7 @@ import { lookupIp } from './routes/lookup-ip.ts';
 import { lookupIps } from './routes/lookup-ips.ts';
 import { feedStream } from './routes/feed-stream.ts';
 import { feedExports } from './routes/feed-exports.ts';
+import { reference } from './routes/reference.ts';
 import type { DownloadSigner } from '../modules/exports/download-signer.ts';
 import type { ObjectStore } from '../modules/exports/object-store.ts';
 import type { NdjsonOptions } from './ndjson.ts';
@@ -60,6 +60,8 @@ export interface HttpServerDeps {
   edge: EdgeConfig;
   /** UMBRA_PUBLIC_URL: the base of absolute download URLs; undefined: derived from each request. */
   publicUrl: string | undefined;
+  /** The gRPC port, named in the reference page's examples; default 50051. */
+  grpcPort?: number;
 }
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -154,7 +156,6 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
     transformObject: (document) => finishApiDocument((document as { openapiObject: Record<string, unknown> }).openapiObject, API_EXAMPLES),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
   });
-  await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { deepLinking: true } });
 
   // Hooks are callback style: an async hook costs a promise and a microtask turn per request.
   app.addHook('onRequest', (req, reply, done) => {
@@ -239,6 +240,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
       objects: deps.objects,
       downloads: deps.downloads,
       openapi: () => app.swagger(),
+      reference: reference(() => app.swagger(), `127.0.0.1:${deps.grpcPort ?? 50051}`),
       health: routes[0]!.handler,
     }),
     deps.operatorToken,

@@ -6,7 +6,7 @@ import {
   type ServiceError,
   type StatusObject,
 } from '@grpc/grpc-js';
-import { loadProto } from '../../src/grpc/proto.ts';
+import { loadProto } from '../../src/proto.ts';
 
 /**
  * A customer-style client of example.v1.ExampleService, built from the published .proto alone.

@@ -2,7 +2,7 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { STATUS } from '../../../src/errors.ts';
-import { packageDefinition, SERVICE_NAME } from '../../../src/grpc/proto.ts';
+import { packageDefinition, SERVICE_NAME } from '../../../src/proto.ts';
 import { runRollup } from '../../../src/modules/exports/daily-rollup-job.ts';
 import { runHourly } from '../../../src/modules/exports/hourly-snapshot-job.ts';
 import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';

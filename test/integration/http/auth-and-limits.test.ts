@@ -303,7 +303,7 @@ describe('errors, health and documents', () => {
     assert.equal(spec.paths['/internal/v1/ingest/*'], undefined, 'the operator endpoint is not in the customer API reference');
     const page = await app.http.inject({ url: '/api/v4/docs/' });
     assert.equal(page.statusCode, 200);
-    assert.match(page.body, /swagger/i);
+    assert.match(page.body, /<title>umbra/i);
     assert.doesNotMatch(page.body, /https?:\/\/(cdn|unpkg)/, 'assets are served locally');
   });
 

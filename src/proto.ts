@@ -6,7 +6,7 @@ import protobuf from 'protobufjs';
 
 /** The .proto source of truth, relative to the proto/ include root. */
 export const PROTO_FILE = 'example/v1/example_service.proto';
-export const PROTO_ROOT = fileURLToPath(new URL('../../proto', import.meta.url));
+export const PROTO_ROOT = fileURLToPath(new URL('../proto', import.meta.url));
 export const SERVICE_NAME = 'example.v1.ExampleService';
 /** The well-known types the service imports; canonical copies live under proto/google/protobuf/. */
 const WELL_KNOWN = ['google/protobuf/timestamp.proto', 'google/protobuf/struct.proto'];

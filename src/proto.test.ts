@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
-import { IpResult } from '../http/schemas.ts';
+import { IpResult } from './http/schemas.ts';
 import { protoRoot } from './proto.ts';
 
 interface JsonSchema {
