@@ -33,6 +33,11 @@ function waitsOnClient(socket: Socket): boolean {
   return !answer || (!answer.headersSent && answer.req?.complete === false);
 }
 
+/** No request on the connection now (node sets `_httpMessage` from a request's headers to the end of its answer). */
+export function noRequest(socket: Socket): boolean {
+  return !(socket as Socket & { _httpMessage?: unknown })._httpMessage;
+}
+
 /**
  * The connection edge of the HTTP server: the connection limit (idle connections reclaimed, then
  * 503 problem+json refusals), CONNECT answered with a 405 problem, and the metrics of both. Timeouts

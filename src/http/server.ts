@@ -34,7 +34,7 @@ import { responseRecorder } from './response-log.ts';
 import { internalRoutes, registerInternalRoutes } from './internal-routes.ts';
 import type { EdgeConfig } from '../config.ts';
 import { edgeAnswers } from './edge-answers.ts';
-import { checkingIntervalMs, protectConnections } from './connection-edge.ts';
+import { checkingIntervalMs, noRequest, protectConnections } from './connection-edge.ts';
 
 export interface HttpServerDeps {
   services: Services;
@@ -125,7 +125,12 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
       void problemReply(reply.header('x-request-id', req.id), problem).send(problem.body);
     },
   });
-  protectConnections(app.server, edge, answers, metrics, deps.logger);
+  const connections = protectConnections(app.server, edge, answers, metrics, deps.logger);
+  // At close, connections without a request go at once; those with one finish it (Connection: close).
+  app.addHook('preClose', (done) => {
+    connections.closeWhere(noRequest);
+    done();
+  });
   for (const ajv of [bodyAjv, stringAjv]) if (!ajv.getSchema('IpResult')) ajv.addSchema([IpResult, Problem]);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : stringAjv).compile(schema));
   // JSON only: the contract asks for Content-Type: application/json, so text/plain bodies get a 415.

@@ -43,7 +43,7 @@ function tryConnect(port: number): Promise<string> {
 }
 
 describe('umbra serve shutdown (real process)', () => {
-  it('should finish a request in flight when SIGTERM arrives, refuse new connections, then exit 0 without waiting for idle clients', async (t) => {
+  it('should finish a request in flight when SIGTERM arrives, refuse new connections, then exit 0 without waiting for idle or unused connections', async (t) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'umbra-shutdown-'));
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));
     symlinkSync(await ensureRealDataset(), join(dataDir, 'ip-dataset.bin'));
@@ -82,6 +82,12 @@ describe('umbra serve shutdown (real process)', () => {
         `${Buffer.byteLength(body)}\r\n\r\n`,
     );
     inFlight.write(body.slice(0, 10));
+    // A connection that never sends a request (a browser's preconnect, a pool's spare): node's own idle
+    // check does not close it, and it held the close until the grace period ended.
+    const unused = connect(port, '127.0.0.1');
+    await new Promise((r) => unused.once('connect', r));
+    const unusedClosed = new Promise<void>((r) => unused.once('close', () => r()));
+    unused.on('error', () => {});
     await new Promise((r) => setTimeout(r, 200));
 
     server.kill('SIGTERM');
@@ -110,6 +116,7 @@ describe('umbra serve shutdown (real process)', () => {
     const started = Date.now();
     assert.equal(await exited, 0, `clean exit after the last response:\n${lines.join('\n')}`);
     assert.ok(Date.now() - started < 10_000, 'exit well before the 20 s grace period');
+    await unusedClosed;
     inFlight.destroy();
   });
 });
