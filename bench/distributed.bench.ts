@@ -2,8 +2,8 @@
 //   1. GET /lookup/ip req/s of one distributed node vs one embedded node (same real dataset, same kind of
 //      key, the same wrk request sequence over many distinct IPv4/IPv6 addresses), alternating rounds, with
 //      each server's CPU µs per request from /proc, and two diagnosis nodes: distributed with its rate
-//      buckets in process instead of Redis (what the Redis take per request costs), and distributed
-//      with a prototype of per-node token prefetch in front of Redis (servers/prefetch-rate-limiter.ts);
+//      buckets in process instead of Redis (what the shared buckets cost), and distributed with token
+//      prefetch off (UMBRA_RATE_PREFETCH=0: a Redis take per request, as before prefetch);
 //   2. credit and rate-limit decision latency in process: BlockCreditLedger.debit (sync fast path and
 //      reserve path, PostgreSQL) vs BufferedCreditLedger over SQLite, RedisRateLimiter.take vs
 //      MemoryRateLimiter.take, over many teams and keys;
@@ -54,11 +54,6 @@ import { benchFanOut } from './feeds.bench.ts';
 const WRK = process.env.UMBRA_BENCH_WRK ?? '/usr/bin/wrk';
 const WRK_SCRIPT = join(import.meta.dirname, 'wrk/lookup-many.lua');
 const CONNECTIONS = 50;
-/**
- * Tokens the prefetch prototype takes per Redis take: 8 % of the default lookup burst (200), so one
- * node holds at most 20 (10 %) with the next chunk in flight.
- */
-const PREFETCH = 16;
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const pct = (xs: ArrayLike<number>, p: number): number => {
@@ -360,10 +355,10 @@ async function benchLookups(
     'diagnosis, buckets in process: req/s (rounds)': `${Math.round(median(M.map((r) => r.rps)))}: ${perRound(M)}`,
     'diagnosis, buckets in process: ratio': ratio(M),
     'diagnosis, buckets in process: CPU us/request, busy %': `${med(M, (r) => r.cpuUs)}, ${med(M, (r) => r.busyPct, 0)} %`,
-    [`diagnosis, prefetch ${PREFETCH} tokens/take: req/s`]: `${Math.round(median(P.map((r) => r.rps)))}: ${perRound(P)}`,
-    [`diagnosis, prefetch ${PREFETCH}: ratio`]: ratio(P),
-    [`diagnosis, prefetch ${PREFETCH}: CPU us/request, busy %`]: `${med(P, (r) => r.cpuUs)}, ${med(P, (r) => r.busyPct, 0)} %`,
-    [`diagnosis, prefetch ${PREFETCH}: Redis scripts/request`]: med(P, (r) => r.scriptsPerReq, 3),
+    'diagnosis, prefetch off (a Redis take per request): req/s': `${Math.round(median(P.map((r) => r.rps)))}: ${perRound(P)}`,
+    'diagnosis, prefetch off: ratio': ratio(P),
+    'diagnosis, prefetch off: CPU us/request, busy %': `${med(P, (r) => r.cpuUs)}, ${med(P, (r) => r.busyPct, 0)} %`,
+    'diagnosis, prefetch off: Redis scripts/request': med(P, (r) => r.scriptsPerReq, 3),
   };
 }
 
@@ -809,7 +804,7 @@ async function lookupsOnNodes(e: Engines, embedded: Node, a: Node, nodes: Node[]
   nodes.push(d);
   const viaMemory = await startNode('M', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-m' }, ['--memory-limiter']);
   nodes.push(viaMemory);
-  const viaPrefetch = await startNode('P', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-p' }, ['--prefetch', String(PREFETCH)]);
+  const viaPrefetch = await startNode('P', { ...e.nodeEnv, UMBRA_NODE_ID: 'bench-p', UMBRA_RATE_PREFETCH: '0' });
   nodes.push(viaPrefetch);
   for (const n of [d, viaMemory, viaPrefetch]) n.info.key = a.info.key;
   const out = await benchLookups(embedded, d, viaMemory, viaPrefetch, e);

@@ -115,6 +115,8 @@ const ConfigSchema = z.object({
     .optional(),
   /** Credits a node reserves from a team's balance at a time (distributed mode; docs/deploy.md#credits). */
   UMBRA_CREDIT_BLOCK: z.coerce.number().int().min(1).max(1_000_000).default(200),
+  /** Distributed rate limits: a node takes this fraction of a bucket's burst from Redis at a time (0: every request asks Redis). */
+  UMBRA_RATE_PREFETCH: z.coerce.number().min(0).max(0.1).default(0.02),
   /** How long a verified key is trusted before the store is asked again (admin changes apply within it). */
   UMBRA_KEY_CACHE_MS: ms(5000).default(1000),
   /** How often per-team limit overrides are re-read (admin changes apply within it). */
@@ -255,6 +257,8 @@ export interface DistributedConfig {
   downloads: 'store' | 'umbra';
   nodeId: string;
   creditBlock: number;
+  /** UMBRA_RATE_PREFETCH: the share of a bucket's burst a node takes from Redis at a time; 0 = none. */
+  ratePrefetch: number;
 }
 
 export interface EdgeConfig {
@@ -343,6 +347,7 @@ function distributedConfig(c: z.infer<typeof ConfigSchema>): DistributedConfig {
     // two nodes of one name would spend one credit block as if each held it alone.
     nodeId: c.UMBRA_NODE_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
     creditBlock: c.UMBRA_CREDIT_BLOCK,
+    ratePrefetch: c.UMBRA_RATE_PREFETCH,
   };
 }
 

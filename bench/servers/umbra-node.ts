@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensureRealDataset } from '../../test/helpers/test-dataset.ts';
-import { PrefetchRateLimiter } from './prefetch-rate-limiter.ts';
 
 // UMBRA_BENCH_BUILD=dist: the compiled build that `umbra serve` runs (npm run build first); else the sources under tsx.
 const root = process.env.UMBRA_BENCH_BUILD === 'dist' ? '../../dist' : '../../src';
@@ -30,19 +29,10 @@ const { MemoryRateLimiter } = (await import(
 
 const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-node-'));
 const config = parseConfig({ ...process.env, UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn', UMBRA_STREAM_BUFFER: '1000000' });
-// Diagnoses, not deployments: `--memory-limiter`: this node's rate buckets in process instead of Redis,
-// everything else as configured, to tell what the Redis take costs a lookup. `--prefetch N`: the Redis
-// buckets behind the prototype of prefetch-rate-limiter.ts, N tokens per Redis take (at most 8 % of
-// the bucket's burst, so a node holds at most 10 %), held at most 1 s.
-const prefetchArg = process.argv.indexOf('--prefetch');
-const prefetch = prefetchArg > 0 ? Number(process.argv[prefetchArg + 1]) : undefined;
+// A diagnosis, not a deployment: `--memory-limiter`: this node's rate buckets in process instead of
+// Redis, everything else as configured, to tell what the shared buckets cost a lookup.
 let stores: Awaited<ReturnType<typeof createStores>> | undefined;
 if (process.argv.includes('--memory-limiter')) stores = { ...(await createStores(config)), limiter: new MemoryRateLimiter() };
-else if (prefetch !== undefined) {
-  const base = await createStores(config);
-  const chunk = (rule: { burst: number }) => Math.min(prefetch, rule.burst * 0.08);
-  stores = { ...base, limiter: new PrefetchRateLimiter(base.limiter, { chunk, holdMs: 1000 }) };
-}
 const app = await buildApp(config, { dataset: loadDataset(await ensureRealDataset()), stores });
 const out: { port?: number; key?: string; streamKey?: string } = {};
 if (process.argv.includes('--setup')) {

@@ -19,6 +19,8 @@ import { PgPool } from './pg-pool.ts';
 import { PgSnapshotCatalog } from './pg-snapshot-catalog.ts';
 import { createRedisClient, redisReady } from './redis-client.ts';
 import { RedisRateLimiter } from './redis-rate-limiter.ts';
+import { PrefetchRateLimiter } from '../../modules/ratelimit/prefetch-rate-limiter.ts';
+import type { RateLimiter } from '../../modules/ratelimit/rate-limiter.ts';
 import { RedisStreamSlots } from './redis-stream-slots.ts';
 import { S3ObjectStore } from './s3-object-store.ts';
 
@@ -33,6 +35,13 @@ const distributed = (config: Config): DistributedConfig => {
   if (!config.distributed) throw new Error('distributed mode without its engines configured');
   return config.distributed;
 };
+
+/** Tokens held unspent longer than this are dropped (ms): a node's share of a bucket stays fresh. */
+const RATE_HOLD_MS = 1_000;
+
+/** Redis's buckets, behind this node's chunks of them unless prefetch is off. */
+const rateLimiter = (redis: RateLimiter, prefetch: number): RateLimiter =>
+  prefetch > 0 ? new PrefetchRateLimiter(redis, { chunkFraction: prefetch, holdMs: RATE_HOLD_MS }) : redis;
 
 /** The credit ledger over PostgreSQL's block reservations, as this node's. */
 const blockLedger = (d: DistributedConfig, db: PgPool, clock: Clock) =>
@@ -126,7 +135,7 @@ export async function createDistributedStores(config: Config, clock: Clock, log:
     accounts: new PgAccountStore(db),
     limits: new PgLimitStore(db),
     ledger,
-    limiter: new RedisRateLimiter(redis, { keyPrefix: d.redisPrefix }),
+    limiter: rateLimiter(new RedisRateLimiter(redis, { keyPrefix: d.redisPrefix }), d.ratePrefetch),
     feedLog: feeds.feedLog,
     ingestKeys: new PgIngestKeyStore(db),
     bus: feeds.bus,

@@ -16,6 +16,7 @@ import { streamSlotsContract } from '../contract/stream-slots.contract.ts';
 import { MemoryRateLimiter } from '../embedded/memory-rate-limiter.ts';
 import { createRedisClient, redisReady, RedisUnavailableError } from './redis-client.ts';
 import { RedisRateLimiter } from './redis-rate-limiter.ts';
+import { PrefetchRateLimiter } from '../../modules/ratelimit/prefetch-rate-limiter.ts';
 import { RedisStreamSlots } from './redis-stream-slots.ts';
 
 const url = testEngines.redisUrl;
@@ -119,6 +120,24 @@ describe('RedisRateLimiter', () => {
     const one = new MemoryRateLimiter();
     const alone = Array.from({ length: 300 }, () => one.take('org_x:lookup', rule, now)).filter((d) => d.allowed).length;
     assert.equal(allowed.length, alone);
+  });
+
+  it("should, behind each node's prefetch, admit at most the bucket and at least 90 % of it, asking Redis once per chunk", async (t) => {
+    const prefix = prefixFor(t, 'umbra_rl_prefetch');
+    const nodes = await Promise.all([connect(), connect(), connect()]);
+    let takes = 0;
+    const limiters = nodes.map((c) => {
+      const redis = new RedisRateLimiter(c, { keyPrefix: prefix });
+      const counted = { take: (...a: Parameters<RedisRateLimiter['take']>) => (takes++, redis.take(...a)) };
+      return new PrefetchRateLimiter(counted, { chunkFraction: 0.02, holdMs: 1_000 });
+    });
+    const rule = { rate: 1, burst: 5_000 };
+    const now = 1_700_000_000_000;
+    const decisions = await Promise.all(Array.from({ length: 9_000 }, (_, i) => limiters[i % 3]!.take('org_x:lookup', rule, now)));
+    const admitted = decisions.filter((d) => d.allowed).length;
+    t.diagnostic(`${admitted} of 9,000 admitted against a burst of 5,000; ${takes} takes reached Redis`);
+    assert.ok(admitted <= 5_000 && admitted >= 4_500, `admitted ${admitted}`);
+    assert.ok(takes < 9_000 / 10, `${takes} takes reached Redis`);
   });
 
   it('should let a bucket key expire once the bucket would be full again, and keep no key for a full bucket', async (t) => {
