@@ -300,4 +300,4 @@ export async function exportedIps(node: ClusterNode, key: string, id: string): P
 
 /** The id of an hour's snapshot. */
 export const hourId = (hourStartMs: number): string =>
-  `${new Date(hourStartMs).toISOString().slice(0, 10)}/${String(new Date(hourStartMs).getUTCHours()).padStart(2, '0')}`;
+  `${new Date(hourStartMs).toISOString().slice(0, 10)}/${new Date(hourStartMs).getUTCHours()}`;

@@ -109,6 +109,7 @@ describe('PostgreSQL schema migrations', () => {
           'export_publish_intents',
           'export_rollups',
           'export_snapshots',
+          'ingest_keys',
           'intel_lists',
           'intel_overlays',
           'members',
