@@ -49,7 +49,10 @@ describe('configuration', () => {
       downloads: 'umbra',
       nodeId: 'node-a',
       creditBlock: 200,
+      ratePrefetch: 0.02,
     });
+    assert.equal(parseConfig({ ...DISTRIBUTED, UMBRA_RATE_PREFETCH: '0' }).distributed!.ratePrefetch, 0, 'prefetch can be turned off');
+    assert.throws(() => parseConfig({ ...DISTRIBUTED, UMBRA_RATE_PREFETCH: '0.5' }), /UMBRA_RATE_PREFETCH/);
   });
 
   it('should give each process a node id of its own when none is set, even with the host name and pid of another', () => {
