@@ -1,16 +1,14 @@
-import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiExamples, ApiExchange } from '../../src/http/openapi.ts';
 import { HEADERS } from '../../src/http/openapi.ts';
-import type { ExportJobDeps } from '../../src/modules/exports/export-job.ts';
 import { runHourly } from '../../src/modules/exports/hourly-snapshot-job.ts';
-import { ParquetWriter } from '../../src/modules/exports/parquet-writer.ts';
 import { FEED_LIST, FEEDS } from '../../src/modules/feeds/feed-catalog.ts';
 import { API_PREFIX, FEED_EXPORT_OPERATIONS, FEED_STREAM_OPERATIONS, OPERATIONS, type Operation } from '../../src/operations.ts';
 import { buildTestApp } from './build-test-app.ts';
 import { sampleRecords } from './feed-fixtures.ts';
 import { openStream } from './stream-client.ts';
+import { exportJobsFor } from './export-jobs.ts';
 
 const HOUR_MS = 3_600_000;
 /** The headers an example keeps: umbra's own (openapi.ts HEADERS) and those of a redirect. */
@@ -82,16 +80,7 @@ export async function captureExchanges(t: TestContext): Promise<Record<string, A
       if (s.accepted !== 1) throw new Error(`sample ${feed.id} record refused: ${JSON.stringify(s.errors)}`);
     }
   }
-  const writer = await ParquetWriter.create({ threads: 1 });
-  t.after(() => writer.close());
-  const jobs: ExportJobDeps = {
-    feedLog: app.stores.feedLog,
-    store: app.stores.objects,
-    catalog: app.stores.snapshots,
-    writer,
-    clock: app.clock,
-    workDir: join(app.config.dataDir, 'work'),
-  };
+  const jobs = await exportJobsFor(t, app);
   for (const feed of FEED_LIST) await runHourly(jobs, feed.id, hourStart);
 
   const get = (path: string, params?: Record<string, string>, query?: Record<string, string>): ApiExchange['request'] => {

@@ -128,7 +128,12 @@ describe('RedisRateLimiter', () => {
     let takes = 0;
     const limiters = nodes.map((c) => {
       const redis = new RedisRateLimiter(c, { keyPrefix: prefix });
-      const counted = { take: (...a: Parameters<RedisRateLimiter['take']>) => (takes++, redis.take(...a)) };
+      const counted = {
+        take: (...a: Parameters<RedisRateLimiter['take']>) => {
+          takes++;
+          return redis.take(...a);
+        },
+      };
       return new PrefetchRateLimiter(counted, { chunkFraction: 0.02, holdMs: 1_000 });
     });
     const rule = { rate: 1, burst: 5_000 };

@@ -1,13 +1,12 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { runRollup } from '../../../src/modules/exports/daily-rollup-job.ts';
-import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';
 import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
 import { buildTestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { grpcClient } from '../../helpers/grpc-client.ts';
+import { exportJobsFor } from '../../helpers/export-jobs.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 12);
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
@@ -22,10 +21,7 @@ async function served(t: TestContext, env: Record<string, string> = {}) {
     value: { ...base, range_start: `10.0.${n}.0`, range_end: `10.0.${n}.255`, timestamp: Math.floor(Date.UTC(2026, 10, 21, 7) / 1000) + n },
   }));
   assert.equal((await app.services.ingest.ingest(FEEDS.anonymizers, [items])).accepted, 2);
-  const writer = await ParquetWriter.create({ threads: 1 });
-  t.after(() => writer.close());
-  const workDir = join(app.config.dataDir, 'work');
-  const jobs = { feedLog: app.stores.feedLog, store: app.stores.objects, catalog: app.stores.snapshots, writer, clock: app.clock, workDir };
+  const jobs = await exportJobsFor(t, app);
   const snapshot = await runRollup(jobs, 'anonymizers', '2026-11-21');
   await app.http.listen({ port: 0, host: '127.0.0.1' });
   const httpPort = (app.http.server.address() as { port: number }).port;

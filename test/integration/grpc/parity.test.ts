@@ -1,17 +1,16 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { STATUS } from '../../../src/errors.ts';
 import { packageDefinition, SERVICE_NAME } from '../../../src/proto.ts';
 import { runRollup } from '../../../src/modules/exports/daily-rollup-job.ts';
 import { runHourly } from '../../../src/modules/exports/hourly-snapshot-job.ts';
-import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';
 import { BUCKETS } from '../../../src/modules/ratelimit/buckets.ts';
 import { FEED_LIST, FEEDS, type FeedDef } from '../../../src/modules/feeds/feed-catalog.ts';
 import { ALL_OPERATIONS, FEED_EXPORT_OPERATIONS, FEED_STREAM_OPERATIONS, OPERATIONS, type Operation } from '../../../src/operations.ts';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { dropNulls, grpcClient, grpcToJson, type GrpcTestClient } from '../../helpers/grpc-client.ts';
+import { exportJobsFor } from '../../helpers/export-jobs.ts';
 
 const H = 3_600_000;
 // The test clock's start: 2026-11-22 12:00 UTC.
@@ -159,16 +158,7 @@ async function setup(t: TestContext) {
 
 /** Snapshots for every feed: a daily rollup of 2026-11-20 and hourly snapshots at 10:00 and 11:00 today. */
 async function exportsFixture(t: TestContext, app: TestApp): Promise<void> {
-  const writer = await ParquetWriter.create({ threads: 1 });
-  t.after(() => writer.close());
-  const jobs = {
-    feedLog: app.stores.feedLog,
-    store: app.stores.objects,
-    catalog: app.stores.snapshots,
-    writer,
-    clock: app.clock,
-    workDir: join(app.config.dataDir, 'work'),
-  };
+  const jobs = await exportJobsFor(t, app);
   for (const feed of FEED_LIST) {
     for (const at of [Date.UTC(2026, 10, 20, 5), TODAY + 10 * H, TODAY + 11 * H]) {
       const s = await app.services.ingest.ingest(feed, [[{ n: 1, value: sampleRecords(at + 60_000)[feed.id] }]]);

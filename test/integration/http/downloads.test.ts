@@ -5,16 +5,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../../../src/config.ts';
-import type { ExportJobDeps } from '../../../src/modules/exports/export-job.ts';
 import { runHourly } from '../../../src/modules/exports/hourly-snapshot-job.ts';
 import type { ObjectStore } from '../../../src/modules/exports/object-store.ts';
-import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';
 import { readParquet } from '../../helpers/parquet-test-reader.ts';
 import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
 import { createStores } from '../../../src/storage/index.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
+import { exportJobsFor } from '../../helpers/export-jobs.ts';
 
 const H = 3_600_000;
 const PROBLEM = 'application/problem+json';
@@ -53,16 +52,7 @@ async function setup(t: TestContext) {
   // After the app's own cleanup, which closes these stores.
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   const { key } = await app.team();
-  const writer = await ParquetWriter.create({ threads: 1 });
-  t.after(() => writer.close());
-  const jobs: ExportJobDeps = {
-    feedLog: app.stores.feedLog,
-    store: app.stores.objects,
-    catalog: app.stores.snapshots,
-    writer,
-    clock,
-    workDir: join(app.config.dataDir, 'work'),
-  };
+  const jobs = await exportJobsFor(t, app, clock);
   const api = (path: string) => app.http.inject({ url: `/api/v4/feeds/anonymizers${path}`, headers: { 'x-api-key': key } });
   /** The presigned URL a download of snapshot `id` redirects to. */
   const urlOf = async (id: string) => {

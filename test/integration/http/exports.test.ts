@@ -1,16 +1,14 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import type { ExportJobDeps } from '../../../src/modules/exports/export-job.ts';
 import { runRollup } from '../../../src/modules/exports/daily-rollup-job.ts';
 import { runHourly } from '../../../src/modules/exports/hourly-snapshot-job.ts';
-import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';
 import { readParquet } from '../../helpers/parquet-test-reader.ts';
 import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
 import type { Scope } from '../../../src/modules/accounts/scopes.ts';
 import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
+import { exportJobsFor } from '../../helpers/export-jobs.ts';
 
 const H = 3_600_000;
 const DAY = 24 * H;
@@ -21,16 +19,7 @@ const NOW = Date.UTC(2026, 10, 22, 12);
 async function setup(t: TestContext, scopes?: Scope[]) {
   const app = await buildTestApp(t);
   const { key } = await app.team({ scopes });
-  const writer = await ParquetWriter.create({ threads: 1 });
-  t.after(() => writer.close());
-  const jobs: ExportJobDeps = {
-    feedLog: app.stores.feedLog,
-    store: app.stores.objects,
-    catalog: app.stores.snapshots,
-    writer,
-    clock: app.clock,
-    workDir: join(app.config.dataDir, 'work'),
-  };
+  const jobs = await exportJobsFor(t, app);
   const get = (path: string, k: string | undefined = key) =>
     app.http.inject({ url: `/api/v4/feeds/anonymizers${path}`, headers: k ? { 'x-api-key': k } : {} });
   return { app, key, jobs, get };

@@ -2,14 +2,13 @@ import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { runRollup } from '../../../src/modules/exports/daily-rollup-job.ts';
 import { runHourly } from '../../../src/modules/exports/hourly-snapshot-job.ts';
-import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';
 import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
 import { buildTestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { rawExchange } from '../../helpers/raw-http.ts';
+import { exportJobsFor } from '../../helpers/export-jobs.ts';
 
 const NOW = Date.UTC(2026, 10, 22, 12);
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
@@ -26,16 +25,7 @@ async function served(t: TestContext, env: Record<string, string> = {}) {
     }));
     assert.equal((await app.services.ingest.ingest(FEEDS.anonymizers, [items])).accepted, 3);
   };
-  const writer = await ParquetWriter.create({ threads: 1 });
-  t.after(() => writer.close());
-  const jobs = {
-    feedLog: app.stores.feedLog,
-    store: app.stores.objects,
-    catalog: app.stores.snapshots,
-    writer,
-    clock: app.clock,
-    workDir: join(app.config.dataDir, 'work'),
-  };
+  const jobs = await exportJobsFor(t, app);
   await ingest(Date.UTC(2026, 10, 21, 7));
   const daily = await runRollup(jobs, 'anonymizers', '2026-11-21');
   await ingest(Date.UTC(2026, 10, 22, 3));

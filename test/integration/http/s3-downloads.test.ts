@@ -7,9 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../../../src/config.ts';
 import type { DownloadVia } from '../../../src/modules/exports/export-service.ts';
-import type { ExportJobDeps } from '../../../src/modules/exports/export-job.ts';
 import { runHourly } from '../../../src/modules/exports/hourly-snapshot-job.ts';
-import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';
 import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { S3ObjectStore } from '../../../src/storage/distributed/s3-object-store.ts';
@@ -19,6 +17,7 @@ import { uniqueTestName } from '../../helpers/engines.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { readParquet } from '../../helpers/parquet-test-reader.ts';
 import { startS3Server, type TestS3 } from '../../helpers/s3-server.ts';
+import { exportJobsFor } from '../../helpers/export-jobs.ts';
 
 const H = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12);
@@ -53,16 +52,7 @@ async function setup(t: TestContext, via?: DownloadVia, endpoint = s3.endpoint) 
     rmSync(dataDir, { recursive: true, force: true });
   });
   const { key } = await app.team();
-  const writer = await ParquetWriter.create({ threads: 1 });
-  t.after(() => writer.close());
-  const jobs: ExportJobDeps = {
-    feedLog: app.stores.feedLog,
-    store: app.stores.objects,
-    catalog: app.stores.snapshots,
-    writer,
-    clock,
-    workDir: join(app.config.dataDir, 'work'),
-  };
+  const jobs = await exportJobsFor(t, app, clock);
   const api = (path: string) => app.http.inject({ url: `/api/v4/feeds/anonymizers${path}`, headers: { 'x-api-key': key } });
   const records = async (hourMs: number, n: number, from = 0) => {
     const base = sampleRecords(NOW).anonymizers;

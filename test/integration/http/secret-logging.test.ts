@@ -1,15 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../../src/lib/logger.ts';
 import { runRollup } from '../../../src/modules/exports/daily-rollup-job.ts';
-import { ParquetWriter } from '../../../src/modules/exports/parquet-writer.ts';
 import { FEEDS } from '../../../src/modules/feeds/feed-catalog.ts';
 import { buildTestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { rawExchange } from '../../helpers/raw-http.ts';
+import { exportJobsFor } from '../../helpers/export-jobs.ts';
 
 const H = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12);
@@ -49,20 +48,7 @@ describe('secrets in logs', () => {
       value: { ...base, range_start: `10.0.${n}.0`, range_end: `10.0.${n}.255`, timestamp: Math.floor((day + 7 * H + n * 1000) / 1000) },
     }));
     assert.equal((await app.services.ingest.ingest(FEEDS.anonymizers, [items])).accepted, 3);
-    const writer = await ParquetWriter.create({ threads: 1 });
-    t.after(() => writer.close());
-    await runRollup(
-      {
-        feedLog: app.stores.feedLog,
-        store: app.stores.objects,
-        catalog: app.stores.snapshots,
-        writer,
-        clock: app.clock,
-        workDir: join(app.config.dataDir, 'work'),
-      },
-      'anonymizers',
-      '2026-11-21',
-    );
+    await runRollup(await exportJobsFor(t, app), 'anonymizers', '2026-11-21');
     await app.http.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.http.server.address() as { port: number }).port;
 
