@@ -8,6 +8,7 @@ import { benchFanOut, benchIngestion } from './feeds.bench.ts';
 import { benchExports } from './exports.bench.ts';
 import { benchDatasetSwap } from './dataset-swap.bench.ts';
 import { benchDistributed } from './distributed.bench.ts';
+import { benchDataQuality } from './data-quality.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -21,6 +22,7 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'feed stream fan-out (127.0.0.1)': () => benchFanOut(),
   'parquet exports (in-process)': benchExports,
   'distributed mode (127.0.0.1)': benchDistributed,
+  'data-quality (answers against public ground truth)': benchDataQuality,
 };
 
 for (const [name, run] of Object.entries(suites)) {

@@ -1,0 +1,4 @@
+import type { QualityCheck } from './check.ts';
+
+/** Every check of the data-quality report, by area; each area adds its own file and one line here. */
+export const CHECKS: Record<string, QualityCheck> = {};
