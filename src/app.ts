@@ -73,6 +73,8 @@ export interface AppDeps {
   simulate?: boolean;
   /** Run the hourly snapshot and daily rollup jobs (serve does when UMBRA_EXPORT_JOBS is on). */
   exportJobs?: boolean;
+  /** How soon a failed or lock-busy export pass is tried again (ms, UMBRA_EXPORT_RETRY_S). */
+  exportRetryMs?: number;
   /** Serve GET /lookup/ip in front of fastify's pipeline (default true; tests and the bench compare both). */
   fastPath?: boolean;
   /** How often imported intelligence lists and team overlays are checked for changes (ms, default 2000). */
@@ -144,15 +146,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
     feeds: FEED_LIST.map((f) => f.id),
     scheduled: Boolean(deps.exportJobs),
     lock: stores.jobLock,
+    retryMs: deps.exportRetryMs,
     hooks: {
       onDone: (job) => {
         metrics.exportJobs.inc({ kind: job.kind, outcome: 'done' });
         lastExportJobAt = Math.floor(clock.now() / 1000);
         metrics.exportLastJob.set(lastExportJobAt);
+        logger.info({ job }, 'export job done');
       },
+      onBusy: () => logger.debug('export pass skipped: another node holds the export lock'),
       onError: (job, e) => {
         metrics.exportJobs.inc({ kind: typeof job === 'string' ? job : job.kind, outcome: 'failed' });
-        logger.error({ job, err: e.message }, 'export job failed; retried in a minute');
+        logger.error({ job, err: e.message }, 'export job failed; retried at the next pass');
       },
       onDamagedLines: (r) => {
         metrics.exportSkippedLines.inc({ feed: r.feed }, r.skipped);

@@ -178,6 +178,11 @@ const ConfigSchema = z.object({
   /** Run the hourly snapshot and daily rollup jobs in this process (off for nodes that only serve). */
   UMBRA_EXPORT_JOBS: z.enum(['on', 'off']).default('on'),
   /**
+   * Seconds between export passes after one failed or found another node holding the export lock:
+   * the longest the hour of a node that died mid-job waits for another node to take it over.
+   */
+  UMBRA_EXPORT_RETRY_S: z.coerce.number().int().min(1).max(3600).default(60),
+  /**
    * Free space (MiB) kept on the data dir's disk: ingestion is refused (507) before it would go below,
    * so SQLite, the export jobs and the log's own bookkeeping still have room; /health reports it.
    */
@@ -222,6 +227,8 @@ export interface Config {
   simulatorRate: number;
   signingKeys: Array<{ id: string; secret: string }> | undefined;
   exportJobs: boolean;
+  /** UMBRA_EXPORT_RETRY_S in ms. */
+  exportRetryMs: number;
   /** Bytes kept free on the data dir's disk (UMBRA_DISK_RESERVE_MB). */
   diskReserveBytes: number;
   /** Bytes the intelligence index may hold for feed observations (UMBRA_INTEL_MEMORY_MB). */
@@ -410,6 +417,7 @@ export function parseConfig(env: Record<string, string | undefined>, overrides: 
       return { id: pair.slice(0, i), secret: pair.slice(i + 1) };
     }),
     exportJobs: c.UMBRA_EXPORT_JOBS === 'on',
+    exportRetryMs: c.UMBRA_EXPORT_RETRY_S * 1000,
     diskReserveBytes: c.UMBRA_DISK_RESERVE_MB * 1024 * 1024,
     intelMemoryBytes: c.UMBRA_INTEL_MEMORY_MB * 2 ** 20,
     sqliteFile: resolve(dataDir, 'umbra.db'),

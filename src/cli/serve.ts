@@ -67,6 +67,7 @@ export function registerServe(program: Command): void {
             defaultMetrics: true,
             simulate: Boolean(o.demo),
             exportJobs: config.exportJobs,
+            exportRetryMs: config.exportRetryMs,
           },
         );
         const tls = readGrpcTls(config.grpcTls);

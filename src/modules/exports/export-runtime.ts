@@ -1,7 +1,7 @@
 import type { Lifecycle } from '../../lib/lifecycle.ts';
 import type { FeedId } from '../feeds/feed-catalog.ts';
 import type { DamageReport, ExportJobDeps } from './export-job.ts';
-import { ExportScheduler, type SchedulerHooks } from './export-scheduler.ts';
+import { DEFAULT_SCHEDULE, ExportScheduler, type SchedulerHooks } from './export-scheduler.ts';
 import { JobLane } from './job-lane.ts';
 import { EXPORT_LOCK, EXPORT_LOCK_WAIT_MS, LocalJobLock, type JobLock, waitForJobLock } from './job-lock.ts';
 import { manualJob, runManualJob, type ManualJobRequest } from './manual-jobs.ts';
@@ -17,7 +17,9 @@ export interface ExportRuntimeOptions {
   scheduled: boolean;
   /** Whose turn it is among the nodes (distributed mode); default: this process alone. */
   lock?: JobLock;
-  hooks: Pick<SchedulerHooks, 'onDone' | 'onError'> & {
+  /** How soon a failed or lock-busy pass is tried again (ms); default a minute. */
+  retryMs?: number;
+  hooks: Pick<SchedulerHooks, 'onDone' | 'onError' | 'onBusy'> & {
     onDamagedLines: (r: DamageReport) => void;
     onRecovered: (r: RecoveryReport) => void;
   };
@@ -48,13 +50,13 @@ export class ExportRuntime implements Lifecycle {
 
   async start(): Promise<void> {
     if (!this.o.scheduled) return;
-    const { onDone, onError, onDamagedLines, onRecovered } = this.o.hooks;
+    const { onDone, onError, onDamagedLines, onRecovered, onBusy } = this.o.hooks;
     this.scheduler = new ExportScheduler(
       await this.deps(),
       this.o.feeds,
       this.o.deps.clock,
-      undefined,
-      { onDone, onError, onDamagedLines, onRecovered },
+      { ...DEFAULT_SCHEDULE, retryMs: this.o.retryMs ?? DEFAULT_SCHEDULE.retryMs },
+      { onDone, onError, onDamagedLines, onRecovered, onBusy },
       this.lane,
       this.lock,
     );

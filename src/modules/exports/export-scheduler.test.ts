@@ -10,7 +10,7 @@ import { FsObjectStore } from '../../storage/embedded/fs-object-store.ts';
 import { openSqlite } from '../../storage/embedded/sqlite-db.ts';
 import { SqliteSnapshotCatalog } from '../../storage/embedded/sqlite-snapshot-catalog.ts';
 import { HOUR_MS } from '../../lib/time.ts';
-import { dueJobs, ExportScheduler, nextWakeMs, RETRY_MS, type DueJob, type FeedView } from './export-scheduler.ts';
+import { DEFAULT_SCHEDULE, dueJobs, ExportScheduler, nextWakeMs, RETRY_MS, type DueJob, type FeedView } from './export-scheduler.ts';
 import { EXPORT_LOCK, LocalJobLock } from './job-lock.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 import type { RecoveryReport } from './publish-recovery.ts';
@@ -231,7 +231,7 @@ describe(ExportScheduler.name, () => {
       { feedLog, catalog, writer, clock, workDir: join(dir, 'work'), store },
       ['ja4t'],
       clock,
-      undefined,
+      { ...DEFAULT_SCHEDULE, retryMs: 7_000 },
       {
         setTimer: (fn, ms) => {
           timers.push(ms);
@@ -254,7 +254,7 @@ describe(ExportScheduler.name, () => {
       fns[0]!();
       while (timers.length < 2) await new Promise((r) => setTimeout(r, 5));
       assert.equal(busy, 1);
-      assert.equal(timers[1], RETRY_MS, 'looks again a minute later');
+      assert.equal(timers[1], 7_000, 'looks again after the configured retry (UMBRA_EXPORT_RETRY_S)');
       assert.equal(await catalog.count(), 0, 'nothing ran here');
       await other.release(); // the other node finished, or died
       fns[1]!();

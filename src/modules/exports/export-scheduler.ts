@@ -18,12 +18,17 @@ export interface ScheduleOptions {
   rollupAtMs: number;
   /** How many past days a restart looks back for missed rollups. */
   lookbackDays: number;
+  /**
+   * How soon a pass in which a job failed, or in which another node held the export lock, is followed
+   * by another (ms): the longest a dead node's work waits for another node (UMBRA_EXPORT_RETRY_S).
+   */
+  retryMs: number;
 }
 
-/** How soon a pass in which a job failed is followed by another (ms). */
+/** How soon a pass in which a job failed is followed by another, by default (ms). */
 export const RETRY_MS = 60_000;
 
-export const DEFAULT_SCHEDULE: ScheduleOptions = { hourlyDelayMs: 60_000, rollupAtMs: 30 * 60_000, lookbackDays: 7 };
+export const DEFAULT_SCHEDULE: ScheduleOptions = { hourlyDelayMs: 60_000, rollupAtMs: 30 * 60_000, lookbackDays: 7, retryMs: RETRY_MS };
 
 /** What the scheduler knows of one feed. */
 export interface FeedView {
@@ -81,7 +86,7 @@ export interface SchedulerHooks {
   onDone?: (job: DueJob) => void;
   /** Publishes cut short by a crash were settled (called only when one was completed or abandoned). */
   onRecovered?: (report: RecoveryReport) => void;
-  /** Another node holds the export lock: this pass ran nothing (the next comes a minute later). */
+  /** Another node holds the export lock: this pass ran nothing (the next comes opts.retryMs later). */
   onBusy?: () => void;
   /** A job left out or repaired damaged lines of an hour partition (ExportJobDeps.onDamagedLines). */
   onDamagedLines?: (report: DamageReport) => void;
@@ -97,7 +102,7 @@ export interface SchedulerHooks {
 export class ExportScheduler {
   private timer: unknown;
   private running: Promise<void> | undefined;
-  /** Set by a pass in which a job failed: the next pass comes after RETRY_MS, not at the next boundary. */
+  /** Set by a pass in which a job failed: the next pass comes after opts.retryMs, not at the next boundary. */
   private failed = false;
   private stopped = true;
   private stopping = false;
@@ -184,8 +189,8 @@ export class ExportScheduler {
       this.running = this.tick().then(
         // A job that failed (a disk full for a moment, the database locked by another process) is
         // tried again a minute later rather than at the next boundary, up to an hour away.
-        () => this.arm(this.failed ? RETRY_MS : Math.max(0, nextWakeMs(this.clock.now(), this.opts) - this.clock.now())),
-        () => this.arm(RETRY_MS),
+        () => this.arm(this.failed ? this.opts.retryMs : Math.max(0, nextWakeMs(this.clock.now(), this.opts) - this.clock.now())),
+        () => this.arm(this.opts.retryMs),
       );
     }, ms);
     t.unref?.();
