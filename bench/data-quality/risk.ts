@@ -2,7 +2,7 @@
 // real index (feed records in, lookups out), so a change of a rule or a weight shows here.
 import { ManualClock } from '../../src/lib/clock.ts';
 import { parseIp } from '../../src/lib/ip-address.ts';
-import { FEEDS, type FeedId } from '../../src/modules/feeds/feed-catalog.ts';
+import { FEEDS } from '../../src/modules/feeds/feed-catalog.ts';
 import type { IntelList } from '../../src/modules/intel/lists/intel-list.ts';
 import { IntelIndex } from '../../src/modules/intel/engine/intel-index.ts';
 import type { NetworkType } from '../../src/modules/lookup/ip-dataset.ts';
@@ -105,11 +105,7 @@ type Lookup = (ip: string, network: NetworkType) => { risk_score: number; device
 const lookupOf =
   (index: IntelIndex): Lookup =>
   (ip, network) =>
-    (index.intelligence as (ip: unknown, org: undefined, network: NetworkType) => { risk_score: number; devices: unknown[] })(
-      parseIp(ip)!,
-      undefined,
-      network,
-    );
+    index.intelligence(parseIp(ip)!, undefined, network);
 
 export function riskOrdering(): QualityResult {
   const lookup = lookupOf(build(CASES));

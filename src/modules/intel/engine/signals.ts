@@ -88,6 +88,31 @@ export function adbSignals(command: string): AdbSignals {
   return { dropper, family };
 }
 
+/**
+ * Behaviours of scanners and bots, which send whatever User-Agent they like (mostly a copied desktop
+ * Chrome): an address showing any of them gets no device from its User-Agents.
+ */
+export const SCANNER_BEHAVIORS: ReadonlySet<string> = new Set([
+  'MALICIOUS_TRAFFIC',
+  'COMPROMISED_DEVICE',
+  'PROGRAMMATIC_TRAFFIC',
+  'CREDENTIAL_STUFFING',
+  'ACTIVE_CRAWLER',
+]);
+
+/** The feed whose devices come from User-Agents (the only one; JA4T and TLS devices come from fingerprints). */
+export const UA_DEVICE_FEED = 'honeypot_http';
+
+/**
+ * The device a request's User-Agent names, when the request itself does not behave like a scanner's
+ * (no library User-Agent, no exploit, no dropper). The address-wide rule (SCANNER_BEHAVIORS) is
+ * applied when the answer is built, so a device recorded before the address started scanning goes too.
+ */
+export function deviceFromRequest(s: HttpSignals, ua: string | undefined): DeviceGuess | undefined {
+  if (s.programmatic || s.exploit || s.dropper) return undefined;
+  return deviceFromUserAgent(ua);
+}
+
 export interface DeviceGuess {
   os: string;
   version: string;
