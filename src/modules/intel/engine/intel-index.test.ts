@@ -411,7 +411,7 @@ describe(`${IntelIndex.name} risk inputs`, () => {
     assert.deepEqual(crawler.evidence.risk.prior, { value: 0, from: null });
     feed('honeypot_http', http('100.72.1.9', 'GET', '/.env', 'curl/8.5.0'));
     const cgnat = index.explain(ip('100.72.1.9'), undefined, 'UNKNOWN').evidence.risk;
-    assert.deepEqual([cgnat.shared, cgnat.score], [{ value: 0.6, from: 'CGNAT' }, 39]);
+    assert.deepEqual([cgnat.shared, cgnat.score], [{ value: 0.6, from: 'CGNAT' }, 34]);
     feed('honeypot_http', http('100.128.1.9', 'GET', '/.env', 'curl/8.5.0'));
     assert.deepEqual(
       index.explain(ip('100.128.1.9'), undefined, 'UNKNOWN').evidence.risk.shared,

@@ -23,7 +23,7 @@ interface Example {
 const EXAMPLES: readonly Example[] = [
   { name: 'nothing known, network unknown to the caller', categories: [], behaviors: [], requests: 0, score: 0 },
   { name: 'datacenter address, nothing observed', categories: [], behaviors: [], requests: 0, context: on('DATACENTER'), score: 15 },
-  { name: 'unclassified network, nothing observed', categories: [], behaviors: [], requests: 0, context: on('UNKNOWN'), score: 8 },
+  { name: 'unclassified network, nothing observed', categories: [], behaviors: [], requests: 0, context: on('UNKNOWN'), score: 0 },
   { name: 'home address, nothing observed', categories: [], behaviors: [], requests: 0, context: on('RESIDENTIAL'), score: 5 },
   { name: 'mobile address, nothing observed', categories: [], behaviors: [], requests: 0, context: on('MOBILE'), score: 3 },
   {
@@ -125,14 +125,14 @@ const EXAMPLES: readonly Example[] = [
     context: on('MOBILE'),
     score: 36,
   },
-  // 8 + 0.92 × 34.10 = 39.37
+  // no prior (UNKNOWN) + 34.10
   {
     name: 'address in CGNAT space, one exploit request with curl',
     categories: [],
     behaviors: [seen('MALICIOUS_TRAFFIC', 0), seen('PROGRAMMATIC_TRAFFIC', 0)],
     requests: 1,
     context: on('UNKNOWN', true),
-    score: 39,
+    score: 34,
   },
   // evidence = 80 × v(27) × 1.15 = 80.56; 15 + 0.85 × 80.56 = 83.47
   {
@@ -179,7 +179,6 @@ describe('riskScore', () => {
         'address in CGNAT space, one exploit request with curl',
       ],
       ['datacenter address, nothing observed'],
-      ['unclassified network, nothing observed'],
       ['home address, nothing observed'],
       ['mobile address, nothing observed'],
       ['verified Googlebot on a datacenter network, crawling with a library (500 requests)'],

@@ -43,12 +43,12 @@ export const BEHAVIOR_WEIGHT: Record<string, number> = {
 
 /**
  * What the network alone says before anything is observed: servers in a datacenter send most
- * unsolicited traffic and rarely a person's browsing; an unclassified network is in between; a home,
- * a campus or a phone behind carrier NAT is a person. Types not listed (none yet) weigh nothing.
+ * unsolicited traffic and rarely a person's browsing; an office, a campus, a home or a phone behind
+ * carrier NAT is people. UNKNOWN (the dataset cannot say) and types not listed weigh nothing: nothing
+ * is claimed that the data does not show.
  */
 export const NETWORK_PRIOR: Record<string, number> = {
   DATACENTER: 15,
-  UNKNOWN: 8,
   CORPORATE: 6,
   ACADEMIC: 6,
   GOVERNMENT: 5,
