@@ -395,6 +395,27 @@ describe(`${IntelIndex.name} risk inputs`, () => {
     );
   });
 
+  it('should read a device from a ClientHello only when its JA4 is a TLS stack of one OS', () => {
+    const { index, feed } = setup();
+    const hello = (source_ip: string, ja4: string) => ({
+      timestamp: T0,
+      tunnel_id: 1,
+      domain: 'vpn.example.com',
+      port: 443,
+      protocol: 'https',
+      meta: { proxy_ip: '', server: '', pool_id: 1, provider: '' },
+      details: { ja4 },
+      source_ip,
+    });
+    feed(
+      'honeypot_https',
+      hello('198.51.100.60', 't12d210700_76e208dd3e22_16bbda4055b2'),
+      hello('198.51.100.61', 't13d1516h2_8daaf6152771_02713d6af862'),
+    );
+    assert.deepEqual(index.intelligence(ip('198.51.100.60')).devices, [{ os: 'WINDOWS', version: '', last_seen: S0 }]);
+    assert.equal(index.intelligence(ip('198.51.100.61')), NO_INTELLIGENCE, 'a browser ClientHello says nothing, and makes no entry');
+  });
+
   it('should score a verified crawler fetching what every crawler fetches as no risk, and mark a CGNAT address shared', () => {
     const { index, feed } = setup();
     index.setLists([list('SEARCH_ENGINE', 'GOOGLEBOT', ['66.249.64.0/19'], 'google-prefixes')]);

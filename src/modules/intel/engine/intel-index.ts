@@ -12,7 +12,7 @@ import { AnonymizerRanges, RANGE_BYTES } from './anonymizer-ranges.ts';
 import { composeIntelligence, priorOnly, type RangeRef } from './intel-compose.ts';
 import { BEHAVIOR_WEIGHT, type RiskContext } from './risk-score.ts';
 import { cidrBounds, RangeSets, type RangeEntry } from './range-sets.ts';
-import { adbSignals, deviceFromJa4t, deviceFromRequest, headerValue, httpSignals } from './signals.ts';
+import { adbSignals, deviceFromJa4, deviceFromJa4t, deviceFromRequest, headerValue, httpSignals } from './signals.ts';
 import type { NetworkType } from '../../lookup/ip-dataset.ts';
 
 export { WINDOW_S };
@@ -182,8 +182,10 @@ export class IntelIndex implements ExplainingIntelligenceSource {
         return this.http(r, Math.floor(ts / 1000)); // honeypot feeds stamp in ms
       case 'honeypot_adb':
         return this.adb(r, Math.floor(ts / 1000));
+      case 'honeypot_https':
+        return this.https(r, Math.floor(ts / 1000));
       default:
-        // honeypot_https and honeypot_dns carry no signal these rules use (docs/intelligence.md).
+        // honeypot_dns carries no signal these rules use (docs/intelligence.md).
         return;
     }
   }
@@ -228,6 +230,15 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     if (paths >= CRAWL_THRESHOLD) store.bump(e, BEHAVIOR, 'ACTIVE_CRAWLER', feed, t);
     const device = deviceFromRequest(s, headerValue(d.headers, 'user-agent'));
     if (device) store.device(e, device.os, device.version, feed, t);
+  }
+
+  /** A ClientHello names a device only when its JA4 is a TLS stack of one OS; nothing else is taken from it. */
+  private https(r: Record<string, unknown>, t: number): void {
+    const ja4 = (r.details as { ja4?: unknown } | null)?.ja4;
+    const device = typeof ja4 === 'string' ? deviceFromJa4(ja4) : undefined;
+    if (!device) return;
+    const e = this.at(r.source_ip, t);
+    if (e) this.store.device(e, device.os, device.version, 'honeypot_https', t);
   }
 
   private adb(r: Record<string, unknown>, t: number): void {

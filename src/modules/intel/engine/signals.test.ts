@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { adbSignals, deviceFromJa4t, deviceFromRequest, deviceFromUserAgent, httpSignals } from './signals.ts';
+import { adbSignals, deviceFromJa4, deviceFromJa4t, deviceFromRequest, deviceFromUserAgent, httpSignals } from './signals.ts';
 
 const ua = (v: string) => ({ Host: 'example.com', 'User-Agent': v });
 
@@ -126,5 +126,14 @@ describe('deviceFromJa4t', () => {
     assert.equal(deviceFromJa4t('65535_2-4-8-1-3_1400_9')?.os, 'ANDROID');
     assert.equal(deviceFromJa4t('64240_2-4-8-1-3_1460_7')?.os, 'LINUX');
     assert.equal(deviceFromJa4t('65535_2-1-3-1-1-8-4-0-0_1460_6'), undefined);
+  });
+});
+
+describe('deviceFromJa4', () => {
+  it("should map Windows' own TLS stack and leave cross-platform clients alone", () => {
+    assert.deepEqual(deviceFromJa4('t12d190700_d83cc789557e_16bbda4055b2'), { os: 'WINDOWS', version: '' });
+    assert.deepEqual(deviceFromJa4('t12i210700_76e208dd3e22_16bbda4055b2'), { os: 'WINDOWS', version: '' });
+    assert.equal(deviceFromJa4('t13d1516h2_8daaf6152771_02713d6af862'), undefined, 'Chromium, on every OS');
+    assert.equal(deviceFromJa4('t13d190900_9dc949149365_97f8aa674fd9'), undefined, 'Go');
   });
 });

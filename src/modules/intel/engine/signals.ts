@@ -152,3 +152,19 @@ export function deviceFromJa4t(ja4t: string): DeviceGuess | undefined {
   if (options === '2-4-8-1-3' && (wscale === '7' || wscale === '10')) return { os: 'LINUX', version: '' };
   return undefined;
 }
+
+/**
+ * JA4 (TLS ClientHello) of client stacks that only one OS has, by the JA4's cipher and
+ * extension hashes (parts b and c: part a also holds the SNI and ALPN, which the application
+ * chooses). Browsers are left out: Chrome or Firefox send the same ClientHello on every OS. Windows'
+ * own TLS stack (Schannel) as WinINet and WinHTTP use it is in FoxIO's published JA4+ mapping.
+ */
+const JA4_STACKS: ReadonlyArray<readonly [suffix: string, device: DeviceGuess]> = [
+  ['_d83cc789557e_16bbda4055b2', { os: 'WINDOWS', version: '' }], // Schannel through WinINet
+  ['_76e208dd3e22_16bbda4055b2', { os: 'WINDOWS', version: '' }], // Schannel through WinHTTP
+];
+
+export function deviceFromJa4(ja4: string): DeviceGuess | undefined {
+  for (const [suffix, device] of JA4_STACKS) if (ja4.endsWith(suffix)) return device;
+  return undefined;
+}
