@@ -85,7 +85,7 @@ describe(ipResultToProto.name, () => {
     network: { asn: 4294967294, isp: 'Tor', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null },
     location: { country: 'DE', state: '', city: '', timezone: 'Europe/Berlin', latitude: null, longitude: null, geo_hash: '' },
     intelligence: {
-      risk_score: 98,
+      risk_score: 74,
       behavior: ['MALICIOUS_TRAFFIC'],
       categories: ['TOR_NODE'],
       devices: [{ os: 'WINDOWS', version: '10', last_seen: S }],
@@ -98,10 +98,14 @@ describe(ipResultToProto.name, () => {
     behavior: [{ behavior: 'MALICIOUS_TRAFFIC', sources: [feedSource] }],
     devices: [{ os: 'WINDOWS', version: '10', sources: [feedSource] }],
     risk: {
-      score: 98,
+      score: 74,
+      prior: { value: 15, from: 'DATACENTER' },
       category: { value: 60, from: 'TOR_NODE' },
       behavior: { value: 80, from: null },
-      volume: { value: 3.49, observations: 4 },
+      volume: { value: 0.66, observations: 2 },
+      diversity: { value: 1.15, behaviors: 2 },
+      shared: { value: 0.6, from: 'TOR_NODE' },
+      evidence: 36.29,
       benign_cap: false,
     },
   };
@@ -133,10 +137,14 @@ describe(ipResultToProto.name, () => {
       behavior: [{ behavior: 'MALICIOUS_TRAFFIC', sources: [feed] }],
       devices: [{ os: 'WINDOWS', version: '10', sources: [feed] }],
       risk: {
-        score: 98,
+        score: 74,
+        prior: { value: 15, from: 'DATACENTER' },
         category: { value: 60, from: 'TOR_NODE' },
         behavior: { value: 80 },
-        volume: { value: 3.49, observations: 4 },
+        volume: { value: 0.66, observations: 2 },
+        diversity: { value: 1.15, behaviors: 2 },
+        shared: { value: 0.6, from: 'TOR_NODE' },
+        evidence: 36.29,
         benign_cap: false,
       },
     });

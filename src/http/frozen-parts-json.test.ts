@@ -80,9 +80,13 @@ const EVIDENCE = {
   devices: [],
   risk: {
     score: 87,
+    prior: { value: 15, from: 'DATACENTER' },
     category: { value: 60, from: 'PROXY' },
     behavior: { value: 0, from: null },
     volume: { value: 0.5, observations: 3 },
+    diversity: { value: 1, behaviors: 0 },
+    shared: { value: 0.6, from: 'PROXY' },
+    evidence: 0,
     benign_cap: false,
   },
 };

@@ -77,13 +77,34 @@ export const Evidence = Type.Object(
     providers: Type.Array(Type.Object({ provider: Type.String(), type: Type.String(), sources: Type.Array(EvidenceSource) })),
     behavior: Type.Array(Type.Object({ behavior: Type.String(), sources: Type.Array(EvidenceSource) })),
     devices: Type.Array(Type.Object({ os: Type.String(), version: Type.String(), sources: Type.Array(EvidenceSource) })),
-    risk: Type.Object({
-      score: Type.Integer(),
-      category: RiskPart,
-      behavior: RiskPart,
-      volume: Type.Object({ value: Type.Number(), observations: Type.Integer() }),
-      benign_cap: Type.Boolean(),
-    }),
+    risk: Type.Object(
+      {
+        score: Type.Integer(),
+        prior: Type.Object(
+          { value: Type.Number(), from: Type.Union([Type.String(), Type.Null()]) },
+          { description: 'what the network type alone gives; `from` is the network type (null: no prior, e.g. a verified service)' },
+        ),
+        category: RiskPart,
+        behavior: RiskPart,
+        volume: Type.Object(
+          { value: Type.Number(), observations: Type.Integer() },
+          { description: 'volume factor (0.55..1) and the requests behind the behaviours, each counted once' },
+        ),
+        diversity: Type.Object(
+          { value: Type.Number(), behaviors: Type.Integer() },
+          { description: 'diversity factor (1..1.45) and the distinct behaviours that weigh' },
+        ),
+        shared: Type.Object(
+          { value: Type.Number(), from: Type.Union([Type.String(), Type.Null()]) },
+          { description: 'shared-address factor (0.6 or 1); `from` says why the address is shared: a category, MOBILE or CGNAT' },
+        ),
+        evidence: Type.Number({ description: 'behavior × volume × diversity × shared, at most 100' }),
+        benign_cap: Type.Boolean(),
+      },
+      {
+        description: 'the parts of risk_score: round(prior + (1 − prior/100) × (max(category, evidence) + 0.25 × min(category, evidence)))',
+      },
+    ),
   },
   { description: 'why: the source of every category, provider and behaviour, and the parts of the risk score (explain=true)' },
 );

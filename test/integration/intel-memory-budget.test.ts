@@ -136,7 +136,10 @@ describe('intelligence index memory budget (real process)', () => {
       (await intel(first, address(REPLAYED - 2))).providers.map((p) => p.provider),
       ['BRIGHTDATA'],
     );
-    assert.deepEqual(await intel(first, address(0)), { risk_score: 0, behavior: [], categories: [], devices: [], providers: [] });
+    // The same as an address of the same network that no record ever named (its risk_score is the network's prior).
+    const evicted = await intel(first, address(0));
+    assert.deepEqual([evicted.categories, evicted.providers], [[], []]);
+    assert.deepEqual(evicted, await intel(first, '20.0.0.8'));
 
     // Live ingestion through the operator endpoint: more new addresses, still inside the budget.
     const body = Array.from({ length: INGESTED }, (_, k) => proxy(REPLAYED + k, nowS - 60)).join('\n');

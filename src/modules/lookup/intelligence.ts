@@ -1,4 +1,5 @@
 import type { ParsedIp } from '../../lib/ip-address.ts';
+import type { NetworkType } from './ip-dataset.ts';
 
 export interface Device {
   os: string;
@@ -25,8 +26,11 @@ export interface Intelligence {
 
 /** What umbra knows about an address beyond ownership and location. */
 export interface IntelligenceSource {
-  /** `orgId`: the caller's team, whose overlays (if any) apply to this lookup only. */
-  intelligence(ip: ParsedIp, orgId?: string): Intelligence;
+  /**
+   * `orgId`: the caller's team, whose overlays (if any) apply to this lookup only. `networkType`: the
+   * address's network.type, the risk score's prior (docs/intelligence.md, "Risk score").
+   */
+  intelligence(ip: ParsedIp, orgId?: string, networkType?: NetworkType): Intelligence;
 }
 
 export const NO_INTELLIGENCE: Intelligence = Object.freeze({
@@ -62,18 +66,23 @@ export interface Evidence {
   providers: Array<{ provider: string; type: string; sources: EvidenceSource[] }>;
   behavior: Array<{ behavior: string; sources: EvidenceSource[] }>;
   devices: Array<{ os: string; version: string; sources: EvidenceSource[] }>;
+  /** The parts of the risk score (docs/intelligence.md, "Risk score"). */
   risk: {
     score: number;
+    prior: { value: number; from: string | null };
     category: { value: number; from: string | null };
     behavior: { value: number; from: string | null };
     volume: { value: number; observations: number };
+    diversity: { value: number; behaviors: number };
+    shared: { value: number; from: string | null };
+    evidence: number;
     benign_cap: boolean;
   };
 }
 
 /** A source that can also say why (IntelIndex); lookups with explain=true use it when present. */
 export interface ExplainingIntelligenceSource extends IntelligenceSource {
-  explain(ip: ParsedIp, orgId?: string): { intelligence: Intelligence; evidence: Evidence };
+  explain(ip: ParsedIp, orgId?: string, networkType?: NetworkType): { intelligence: Intelligence; evidence: Evidence };
 }
 
 export const isExplaining = (s: IntelligenceSource): s is ExplainingIntelligenceSource =>

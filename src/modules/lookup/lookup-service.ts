@@ -62,22 +62,24 @@ export class LookupService {
 
   /** `orgId`: the caller's team, for its intelligence overlays. `view`: the data to answer from (one per request). */
   resolve(ip: ParsedIp, orgId?: string, view: LookupView = this.data.view()): IpResult {
+    const network = view.network(ip);
     return {
       ip: ip.text,
-      network: view.network(ip),
+      network,
       location: view.dataset.location(ip),
-      intelligence: this.intel.intelligence(ip, orgId),
+      intelligence: this.intel.intelligence(ip, orgId, network.type),
     };
   }
 
   /** The result with its evidence; a source that cannot explain gives empty evidence. */
   private explained(ip: ParsedIp, orgId: string, view: LookupView): IpResult {
+    const network = view.network(ip);
     const { intelligence, evidence } = isExplaining(this.intel)
-      ? this.intel.explain(ip, orgId)
-      : { intelligence: this.intel.intelligence(ip, orgId), evidence: undefined };
+      ? this.intel.explain(ip, orgId, network.type)
+      : { intelligence: this.intel.intelligence(ip, orgId, network.type), evidence: undefined };
     return {
       ip: ip.text,
-      network: view.network(ip),
+      network,
       location: view.dataset.location(ip),
       intelligence,
       evidence: evidence ?? emptyEvidence(intelligence.risk_score),
@@ -137,9 +139,13 @@ function emptyEvidence(score: number): Evidence {
     devices: [],
     risk: {
       score,
+      prior: { value: 0, from: null },
       category: { value: 0, from: null },
       behavior: { value: 0, from: null },
       volume: { value: 0, observations: 0 },
+      diversity: { value: 1, behaviors: 0 },
+      shared: { value: 1, from: null },
+      evidence: 0,
       benign_cap: false,
     },
   };

@@ -213,7 +213,12 @@ async function richAddress(app: TestApp, orgId: string): Promise<string> {
   });
   await ingest(FEEDS.honeypot_http, exploit(now - H + 250), exploit(now));
   await ingest(FEEDS.torrents, { ...samples.torrents, peers: [{ ip, port: 51413, source: 'DHT', encrypted: false }] });
-  await ingest(FEEDS.ja4t, { ...samples.ja4t, ip, ja4t: '65535_2-4-8-1-3_1460_9' });
+  // Two TCP stacks behind the one address; the exploits' browser User-Agent names no device (a scanner's is fake).
+  await ingest(
+    FEEDS.ja4t,
+    { ...samples.ja4t, ip, ja4t: '65535_2-4-8-1-3_1460_9' },
+    { ...samples.ja4t, ip, ja4t: '64240_2-1-3-1-1-4_1460_8' },
+  );
   return ip;
 }
 

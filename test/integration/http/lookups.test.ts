@@ -23,7 +23,8 @@ describe('GET /api/v4/lookup/ip/{ip}', () => {
         longitude: -122.0775,
         geo_hash: '9q9hrh5',
       },
-      intelligence: { risk_score: 0, behavior: [], categories: [], devices: [], providers: [] },
+      // Nothing observed: the risk score is the prior of a datacenter network (docs/intelligence.md, "Risk score").
+      intelligence: { risk_score: 15, behavior: [], categories: [], devices: [], providers: [] },
     });
   });
 

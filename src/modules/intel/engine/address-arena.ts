@@ -16,7 +16,7 @@
  */
 export const SLOT_WORDS = 6;
 
-/** Kinds of slot (3 bits of the tag): the four of address-facts.ts, then the two windows. */
+/** Kinds of slot (3 bits of the tag): 1..4 and 7 are the observations of address-facts.ts, 5 and 6 the two windows. */
 export const LOGIN = 5;
 export const CRAWL = 6;
 

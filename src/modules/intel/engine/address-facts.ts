@@ -6,11 +6,19 @@ export const PROVIDER = 1;
 export const CATEGORY = 2;
 export const BEHAVIOR = 3;
 export const DEVICE = 4;
+/**
+ * Requests from the address on a feed, each counted once whatever behaviours it showed: the volume
+ * of the risk score counts requests, not behaviour hits. Kind 7: 5 and 6 are the store's windows.
+ */
+export const REQUESTS = 7;
+
+/** Kinds that are observations (the others are the store's LOGIN and CRAWL windows). */
+export const isObservation = (kind: number): boolean => kind <= DEVICE || kind === REQUESTS;
 
 /** One observation of an address, in Unix seconds: what umbra saw, from which feed, when and how often. */
 export interface AddressObs {
-  kind: typeof PROVIDER | typeof CATEGORY | typeof BEHAVIOR | typeof DEVICE;
-  /** `${provider}|${type}`, a category, a behaviour, or an operating system. */
+  kind: typeof PROVIDER | typeof CATEGORY | typeof BEHAVIOR | typeof DEVICE | typeof REQUESTS;
+  /** `${provider}|${type}`, a category, a behaviour, an operating system, or '' (requests). */
   key: string;
   feed: string;
   first: number;

@@ -1,7 +1,7 @@
 import type { ParsedIp } from '../../../lib/ip-address.ts';
 import { formatV4, formatV6 } from '../../../lib/ip-address.ts';
 import { AddressArena, COUNT, CRAWL, EXTRA, FIRST, KEY_SHIFT, KIND_KEY, LAST, LOGIN, NEXT, SLOT_WORDS as W, TAG } from './address-arena.ts';
-import { DEVICE, type AddressObs } from './address-facts.ts';
+import { DEVICE, isObservation, REQUESTS, type AddressObs } from './address-facts.ts';
 import { BEHAVIOR_WEIGHT, CATEGORY_WEIGHT } from './risk-score.ts';
 import { EvictionPolicy } from './eviction-policy.ts';
 import { StringPool } from './string-pool.ts';
@@ -10,8 +10,8 @@ const EXT_HASHES = 5;
 /** Key ids have 25 bits of the tag; a new key past this is not recorded (it would take > 4 GB of strings first). */
 const MAX_KEYS = 2 ** 25 - 1;
 
-/** Slots one record can take at most (an HTTP record: five behaviours, BOTNET, both windows, an extension, a device, an IPv6 key). */
-export const RECORD_SLOTS = 12;
+/** Slots one record can take at most (an HTTP record: five behaviours, BOTNET, both windows, an extension, a device, its request count, an IPv6 key). */
+export const RECORD_SLOTS = 13;
 /** Kept free below the budget for the strings a single record may add before the next check. */
 const MARGIN = 16 * 1024;
 /**
@@ -124,6 +124,31 @@ export class AddressStore {
       return;
     }
     if (s === 0) this.place(e, kind, key, feed, t, n);
+  }
+
+  /**
+   * One more request from the address on this feed at t: counted once, whatever behaviours it showed.
+   * The slot names no string (key 0), so it frees none when dropped.
+   */
+  request(e: number, feed: string, t: number): void {
+    const slots = this.arena.slots;
+    const tag = (REQUESTS | (this.feedIndex.get(feed)! << 3)) >>> 0;
+    let tail = 0;
+    for (let s = this.arena.head[e]!; s !== 0; s = slots[s * W + NEXT]!) {
+      if (slots[s * W + TAG] === tag) {
+        const o = s * W;
+        if (t < slots[o + FIRST]!) slots[o + FIRST] = t;
+        if (t > slots[o + LAST]!) slots[o + LAST] = t;
+        slots[o + COUNT] = slots[o + COUNT]! + 1;
+        return;
+      }
+      tail = s;
+    }
+    const o = this.link(e, tail, REQUESTS, this.feedIndex.get(feed)!, 0) * W;
+    const linked = this.arena.slots;
+    linked[o + FIRST] = t;
+    linked[o + LAST] = t;
+    linked[o + COUNT] = 1;
   }
 
   /** A device observation: the latest version seen wins (an empty one never replaces a known one). */
@@ -253,10 +278,10 @@ export class AddressStore {
       const o = s * W;
       const tag = slots[o + TAG]!;
       const kind = tag & 7;
-      if (kind > DEVICE) continue;
+      if (!isObservation(kind)) continue;
       out.push({
         kind: kind as AddressObs['kind'],
-        key: this.pool.text(tag >>> KEY_SHIFT),
+        key: kind === REQUESTS ? '' : this.pool.text(tag >>> KEY_SHIFT),
         feed: this.options.feeds[(tag >>> 3) & 15]!,
         first: slots[o + FIRST]!,
         last: slots[o + LAST]!,
@@ -273,7 +298,7 @@ export class AddressStore {
     let last = 0;
     for (let s = this.arena.head[e]!; s !== 0; s = slots[s * W + NEXT]!) {
       const o = s * W;
-      const t = (slots[o + TAG]! & 7) <= DEVICE ? slots[o + LAST]! : slots[o + FIRST]!;
+      const t = isObservation(slots[o + TAG]! & 7) ? slots[o + LAST]! : slots[o + FIRST]!;
       if (t > last) last = t;
     }
     return last;

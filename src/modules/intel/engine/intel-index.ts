@@ -9,10 +9,11 @@ import type { Overlay } from '../overlays/overlay-store.ts';
 import { BEHAVIOR, CATEGORY, PROVIDER, WINDOW_S } from './address-facts.ts';
 import { AddressStore } from './address-store.ts';
 import { AnonymizerRanges, RANGE_BYTES } from './anonymizer-ranges.ts';
-import { composeIntelligence, type RangeRef } from './intel-compose.ts';
-import { BEHAVIOR_WEIGHT } from './risk-score.ts';
+import { composeIntelligence, priorOnly, type RangeRef } from './intel-compose.ts';
+import { BEHAVIOR_WEIGHT, type RiskContext } from './risk-score.ts';
 import { cidrBounds, RangeSets, type RangeEntry } from './range-sets.ts';
-import { adbSignals, deviceFromJa4t, deviceFromUserAgent, headerValue, httpSignals } from './signals.ts';
+import { adbSignals, deviceFromJa4, deviceFromJa4t, deviceFromRequest, headerValue, httpSignals } from './signals.ts';
+import type { NetworkType } from '../../lookup/ip-dataset.ts';
 
 export { WINDOW_S };
 
@@ -181,8 +182,10 @@ export class IntelIndex implements ExplainingIntelligenceSource {
         return this.http(r, Math.floor(ts / 1000)); // honeypot feeds stamp in ms
       case 'honeypot_adb':
         return this.adb(r, Math.floor(ts / 1000));
+      case 'honeypot_https':
+        return this.https(r, Math.floor(ts / 1000));
       default:
-        // honeypot_https and honeypot_dns carry no signal these rules use (docs/intelligence.md).
+        // honeypot_dns carries no signal these rules use (docs/intelligence.md).
         return;
     }
   }
@@ -206,6 +209,8 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     const s = httpSignals(d.method, d.uri, d.headers, bodyAt >= 0 ? raw.slice(bodyAt + 4) : '');
     const store = this.store;
     const feed = 'honeypot_http';
+    // The volume of the risk score counts requests: this one once, whatever it shows below.
+    store.request(e, feed, t);
     if (s.programmatic) store.bump(e, BEHAVIOR, 'PROGRAMMATIC_TRAFFIC', feed, t);
     if (s.exploit || s.dropper) store.bump(e, BEHAVIOR, 'MALICIOUS_TRAFFIC', feed, t);
     if (s.dropper) {
@@ -223,8 +228,17 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     const q = d.uri.indexOf('?');
     const paths = store.crawl(e, t, pathHash(r.domain as string, d.uri, q >= 0 ? q : d.uri.length), CRAWL_WINDOW_S, CRAWL_THRESHOLD);
     if (paths >= CRAWL_THRESHOLD) store.bump(e, BEHAVIOR, 'ACTIVE_CRAWLER', feed, t);
-    const device = deviceFromUserAgent(headerValue(d.headers, 'user-agent'));
+    const device = deviceFromRequest(s, headerValue(d.headers, 'user-agent'));
     if (device) store.device(e, device.os, device.version, feed, t);
+  }
+
+  /** A ClientHello names a device only when its JA4 is a TLS stack of one OS; nothing else is taken from it. */
+  private https(r: Record<string, unknown>, t: number): void {
+    const ja4 = (r.details as { ja4?: unknown } | null)?.ja4;
+    const device = typeof ja4 === 'string' ? deviceFromJa4(ja4) : undefined;
+    if (!device) return;
+    const e = this.at(r.source_ip, t);
+    if (e) this.store.device(e, device.os, device.version, 'honeypot_https', t);
   }
 
   private adb(r: Record<string, unknown>, t: number): void {
@@ -248,22 +262,32 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     this.ranges.prune(nowS - WINDOW_S);
   }
 
-  intelligence(ip: ParsedIp, orgId?: string): Intelligence {
+  /** `networkType`: the address's network.type (the risk score's prior); without it no prior applies. */
+  intelligence(ip: ParsedIp, orgId?: string, networkType?: NetworkType): Intelligence {
     const listed = this.lists.find(ip);
     const ranged = this.ranges.matches(ip);
     const e = this.store.find(ip);
     const overlaid = orgId === undefined ? undefined : this.overlays.get(orgId)?.find(ip);
-    if (!listed && !ranged && e === 0 && !overlaid) return NO_INTELLIGENCE;
+    if (!listed && !ranged && e === 0 && !overlaid) return networkType === undefined ? NO_INTELLIGENCE : priorOnly(networkType);
     const obs = e === 0 ? undefined : this.store.observations(e);
-    return composeIntelligence(listed, ranged, obs, overlaid, Math.floor(this.clock.now() / 1000)).intelligence;
+    return composeIntelligence(listed, ranged, obs, overlaid, Math.floor(this.clock.now() / 1000), riskContext(ip, networkType))
+      .intelligence;
   }
 
-  explain(ip: ParsedIp, orgId?: string): { intelligence: Intelligence; evidence: Evidence } {
+  explain(ip: ParsedIp, orgId?: string, networkType?: NetworkType): { intelligence: Intelligence; evidence: Evidence } {
     const overlaid = orgId === undefined ? undefined : this.overlays.get(orgId)?.find(ip);
     const e = this.store.find(ip);
     const obs = e === 0 ? undefined : this.store.observations(e);
-    return composeIntelligence(this.lists.find(ip), this.ranges.matches(ip), obs, overlaid, Math.floor(this.clock.now() / 1000));
+    const nowS = Math.floor(this.clock.now() / 1000);
+    return composeIntelligence(this.lists.find(ip), this.ranges.matches(ip), obs, overlaid, nowS, riskContext(ip, networkType));
   }
+}
+
+/** 100.64.0.0/10 (RFC 6598): carrier-grade NAT, shared by every subscriber behind it. */
+const CGNAT_PREFIX = 0x64400000 >>> 22;
+
+function riskContext(ip: ParsedIp, networkType: NetworkType | undefined): RiskContext {
+  return { network_type: networkType, cgnat: ip.version === 4 && ip.v4 >>> 22 === CGNAT_PREFIX };
 }
 
 /** FNV-1a over the domain and the URI up to `end` (the query's '?'), then murmur3's finaliser: no string is built. */

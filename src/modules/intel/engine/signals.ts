@@ -88,6 +88,31 @@ export function adbSignals(command: string): AdbSignals {
   return { dropper, family };
 }
 
+/**
+ * Behaviours of scanners and bots, which send whatever User-Agent they like (mostly a copied desktop
+ * Chrome): an address showing any of them gets no device from its User-Agents.
+ */
+export const SCANNER_BEHAVIORS: ReadonlySet<string> = new Set([
+  'MALICIOUS_TRAFFIC',
+  'COMPROMISED_DEVICE',
+  'PROGRAMMATIC_TRAFFIC',
+  'CREDENTIAL_STUFFING',
+  'ACTIVE_CRAWLER',
+]);
+
+/** The feed whose devices come from User-Agents (the only one; JA4T and TLS devices come from fingerprints). */
+export const UA_DEVICE_FEED = 'honeypot_http';
+
+/**
+ * The device a request's User-Agent names, when the request itself does not behave like a scanner's
+ * (no library User-Agent, no exploit, no dropper). The address-wide rule (SCANNER_BEHAVIORS) is
+ * applied when the answer is built, so a device recorded before the address started scanning goes too.
+ */
+export function deviceFromRequest(s: HttpSignals, ua: string | undefined): DeviceGuess | undefined {
+  if (s.programmatic || s.exploit || s.dropper) return undefined;
+  return deviceFromUserAgent(ua);
+}
+
 export interface DeviceGuess {
   os: string;
   version: string;
@@ -125,5 +150,21 @@ export function deviceFromJa4t(ja4t: string): DeviceGuess | undefined {
   if (options === '2-1-3-1-1-4' && wscale === '8') return { os: 'WINDOWS', version: '' };
   if (options === '2-4-8-1-3' && window === '65535' && wscale === '9') return { os: 'ANDROID', version: '' };
   if (options === '2-4-8-1-3' && (wscale === '7' || wscale === '10')) return { os: 'LINUX', version: '' };
+  return undefined;
+}
+
+/**
+ * JA4 (TLS ClientHello) of client stacks that only one OS has, by the JA4's cipher and
+ * extension hashes (parts b and c: part a also holds the SNI and ALPN, which the application
+ * chooses). Browsers are left out: Chrome or Firefox send the same ClientHello on every OS. Windows'
+ * own TLS stack (Schannel) as WinINet and WinHTTP use it is in FoxIO's published JA4+ mapping.
+ */
+const JA4_STACKS: ReadonlyArray<readonly [suffix: string, device: DeviceGuess]> = [
+  ['_d83cc789557e_16bbda4055b2', { os: 'WINDOWS', version: '' }], // Schannel through WinINet
+  ['_76e208dd3e22_16bbda4055b2', { os: 'WINDOWS', version: '' }], // Schannel through WinHTTP
+];
+
+export function deviceFromJa4(ja4: string): DeviceGuess | undefined {
+  for (const [suffix, device] of JA4_STACKS) if (ja4.endsWith(suffix)) return device;
   return undefined;
 }
