@@ -42,7 +42,7 @@ export const API_EXAMPLES: ApiExamples = {
         last_name: '',
         email: 'm1@example.test',
         organization: {
-          id: 'org_0b9fcbf27c2d554784a5',
+          id: 'org_296f19463cb624e32344',
           name: 'Example Team',
           relation: 'OWNER',
         },
@@ -130,7 +130,7 @@ export const API_EXAMPLES: ApiExamples = {
           geo_hash: '9q9hrh5',
         },
         intelligence: {
-          risk_score: 0,
+          risk_score: 15,
           behavior: [],
           categories: [],
           devices: [],
@@ -256,6 +256,10 @@ export const API_EXAMPLES: ApiExamples = {
           devices: [],
           risk: {
             score: 45,
+            prior: {
+              value: 0,
+              from: null,
+            },
             category: {
               value: 45,
               from: 'RESIDENTIAL_PROXY',
@@ -265,9 +269,18 @@ export const API_EXAMPLES: ApiExamples = {
               from: null,
             },
             volume: {
-              value: 0,
+              value: 0.55,
               observations: 0,
             },
+            diversity: {
+              value: 1,
+              behaviors: 0,
+            },
+            shared: {
+              value: 0.6,
+              from: 'RESIDENTIAL_PROXY',
+            },
+            evidence: 0,
             benign_cap: false,
           },
         },
@@ -373,7 +386,7 @@ export const API_EXAMPLES: ApiExamples = {
               geo_hash: '9q9hrh5',
             },
             intelligence: {
-              risk_score: 0,
+              risk_score: 15,
               behavior: [],
               categories: [],
               devices: [],
@@ -401,7 +414,7 @@ export const API_EXAMPLES: ApiExamples = {
               geo_hash: '',
             },
             intelligence: {
-              risk_score: 0,
+              risk_score: 15,
               behavior: [],
               categories: [],
               devices: [],
@@ -3009,7 +3022,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '59966e9a-34a6-459d-9e69-000000000003',
+        'x-request-id': '6c93f459-1cd2-4e94-956a-000000000003',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '19',
         'ratelimit-reset': '2',
@@ -3051,7 +3064,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '59966e9a-34a6-459d-9e69-000000000004',
+        'x-request-id': '6c93f459-1cd2-4e94-956a-000000000004',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '18',
         'ratelimit-reset': '4',
@@ -3094,7 +3107,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '59966e9a-34a6-459d-9e69-000000000005',
+        'x-request-id': '6c93f459-1cd2-4e94-956a-000000000005',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '17',
         'ratelimit-reset': '6',
@@ -3151,7 +3164,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '59966e9a-34a6-459d-9e69-000000000006',
+        'x-request-id': '6c93f459-1cd2-4e94-956a-000000000006',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '16',
         'ratelimit-reset': '8',
@@ -3209,7 +3222,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '59966e9a-34a6-459d-9e69-000000000007',
+        'x-request-id': '6c93f459-1cd2-4e94-956a-000000000007',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '15',
         'ratelimit-reset': '10',
@@ -3258,7 +3271,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '59966e9a-34a6-459d-9e69-000000000008',
+        'x-request-id': '6c93f459-1cd2-4e94-956a-000000000008',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '14',
         'ratelimit-reset': '12',
@@ -3307,7 +3320,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '59966e9a-34a6-459d-9e69-000000000009',
+        'x-request-id': '6c93f459-1cd2-4e94-956a-000000000009',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '13',
         'ratelimit-reset': '14',
@@ -3349,7 +3362,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '59966e9a-34a6-459d-9e69-00000000000a',
+        'x-request-id': '6c93f459-1cd2-4e94-956a-00000000000a',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '12',
         'ratelimit-reset': '16',
