@@ -9,10 +9,16 @@ export interface PgPoolOptions {
   schema?: string;
   /** Connections at most (default 10). */
   max?: number;
-  /** How long getting a connection may take, a new one or a free one of the pool (ms, default 2000). */
+  /** How long getting a connection may take, a new one or a free one of the pool (ms, default 1800). */
   connectTimeoutMs?: number;
-  /** Deadline of one statement, kept by the server; the client gives up 500 ms later (ms, default 2000). */
+  /** Deadline of one statement, kept by the server; the client gives up 300 ms later (ms, default 1500). */
   statementTimeoutMs?: number;
+  /**
+   * After the database did not answer in time (a connection or a statement timed out on the client's
+   * side: a server that hangs rather than refuses), calls fail at once for this long, then one call
+   * tries again while the others keep failing at once (ms, default 1000).
+   */
+  silentHoldMs?: number;
   /** An unused connection is closed after this long (ms, default 30000). */
   idleTimeoutMs?: number;
   /** Shown in pg_stat_activity (default `umbra`). */
@@ -69,6 +75,9 @@ const NETWORK_CODES = new Set([
 // time, 40001/40P01 a conflict with another transaction, 25006 a read-only server (a standby after a
 // failover), 28 refused credentials, 3D000 no such database.
 const SQLSTATE = /^(08[0-9A-Z]{3}|53[0-9A-Z]{3}|57P0[1-4]|57014|55P03|40001|40P01|25006|28[0-9A-Z]{3}|3D000)$/;
+// Faults that mean the server did not answer at all (it hangs, or the network drops packets), as
+// opposed to refusing: waiting for those again on every statement is what would make requests slow.
+const SILENT = new Set(['connect timeout', 'statement timeout', 'ETIMEDOUT']);
 // node-postgres reports these without a code.
 const DRIVER_MESSAGES: Array<[RegExp, string]> = [
   [/timeout exceeded when trying to connect|connection timeout/i, 'connect timeout'],
@@ -113,22 +122,27 @@ export class PgPool implements PgQueryable {
   private readonly now: () => number;
   private unavailableSince: number | undefined;
   private lastReason = '';
+  /** Until then, calls fail at once: the database was found not answering (see silentHoldMs). 0: it answers. */
+  private silentUntil = 0;
+  /** A call is finding out whether a silent database answers again; the others fail at once meanwhile. */
+  private probing = false;
 
   constructor(
     databaseUrl: string,
     private readonly opts: PgPoolOptions = {},
   ) {
     this.now = opts.now ?? Date.now;
-    const statementMs = opts.statementTimeoutMs ?? 2_000;
+    // Bounds of 1.5-1.8 s: a request that meets a database that hangs answers 503 within 2 s.
+    const statementMs = opts.statementTimeoutMs ?? 1_500;
     this.pool = new pg.Pool({
       connectionString: databaseUrl,
       max: opts.max ?? 10,
-      connectionTimeoutMillis: opts.connectTimeoutMs ?? 2_000,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 1_800,
       idleTimeoutMillis: opts.idleTimeoutMs ?? 30_000,
       // The server cancels a statement past its deadline (SQLSTATE 57014); the client stops waiting
       // shortly after, for a server that no longer answers at all.
       statement_timeout: statementMs,
-      query_timeout: statementMs + 500,
+      query_timeout: statementMs + 300,
       // A node stalled inside a transaction must not hold a team's row locked for long.
       idle_in_transaction_session_timeout: Math.max(5_000, 2 * statementMs),
       keepAlive: true,
@@ -142,6 +156,7 @@ export class PgPool implements PgQueryable {
 
   /** One statement on any free connection. */
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    this.admit();
     try {
       return this.ok(await this.pool.query<R>(text, values));
     } catch (e) {
@@ -161,6 +176,7 @@ export class PgPool implements PgQueryable {
    * is closed rather than handed to the next caller.
    */
   async tx<T>(fn: (q: PgQueryable) => Promise<T>): Promise<T> {
+    this.admit();
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -201,7 +217,25 @@ export class PgPool implements PgQueryable {
     await this.pool.end();
   }
 
+  /**
+   * Fails at once while the database was just found silent: a request reads the key, the limits and
+   * the balance, and waiting out the timeout for each would take it past 2 s; other requests would
+   * each wait too. After the hold, one call finds out whether it answers again.
+   */
+  private admit(): void {
+    if (this.silentUntil === 0) return;
+    if (this.probing || this.now() < this.silentUntil) {
+      const fault = new AppError('UNAVAILABLE', `The database is unavailable right now (${this.lastReason}). Retry shortly.`, {
+        retryAfter: FAULT_RETRY_AFTER_S,
+      });
+      throw fault;
+    }
+    this.probing = true;
+  }
+
   private ok<T>(value: T): T {
+    this.silentUntil = 0;
+    this.probing = false;
     if (this.unavailableSince !== undefined) {
       const ms = this.now() - this.unavailableSince;
       this.unavailableSince = undefined;
@@ -215,6 +249,8 @@ export class PgPool implements PgQueryable {
     const fault = pgFault(e);
     if (!fault) return this.ok(e);
     this.lastReason = pgFaultReason(e)!;
+    this.probing = false;
+    this.silentUntil = SILENT.has(this.lastReason) ? this.now() + (this.opts.silentHoldMs ?? 1_000) : 0;
     if (this.unavailableSince === undefined) {
       this.unavailableSince = this.now();
       this.opts.onUnavailable?.(this.lastReason);

@@ -1,7 +1,7 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { requireEngine, testEngines, uniqueTestName } from '../../../test/helpers/engines.ts';
 import { asAppError, STATUS } from '../../errors.ts';
 import { accountStoreContract } from '../contract/account-store.contract.ts';
@@ -301,6 +301,85 @@ describe('PostgreSQL unavailable', () => {
       await db.close();
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('should answer 503 within 2 s when the server stops answering, then at once during the hold, and recover by itself', async () => {
+    const s = await freshSchema();
+    // A proxy to the test database that can go silent: connections stay open and nothing passes.
+    const target = new URL(url);
+    let frozen = false;
+    const links: Array<[Socket, Socket]> = [];
+    const setFlow = (on: boolean) => {
+      for (const [client, server] of links)
+        if (on) {
+          client.pipe(server);
+          server.pipe(client);
+          client.resume();
+          server.resume();
+        } else {
+          client.unpipe(server);
+          server.unpipe(client);
+          client.pause();
+          server.pause();
+        }
+    };
+    const proxy: Server = createServer((client) => {
+      const server = connect(Number(target.port || 5432), target.hostname);
+      for (const [a, b] of [
+        [client, server],
+        [server, client],
+      ] as const) {
+        a.on('error', () => b.destroy());
+        a.on('close', () => b.destroy());
+      }
+      links.push([client, server]);
+      if (frozen) {
+        client.pause();
+        server.pause();
+      } else {
+        client.pipe(server);
+        server.pipe(client);
+      }
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const viaProxy = new URL(url);
+    viaProxy.host = `127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const db = new PgPool(viaProxy.href, { schema: s.name, max: 2, silentHoldMs: 1_000 });
+    try {
+      const store = new PgAccountStore(db);
+      await store.listOrgs();
+      frozen = true;
+      setFlow(false);
+      let started = Date.now();
+      await assert.rejects(store.listOrgs(), isUnavailable);
+      const first = Date.now() - started;
+      assert.ok(first < 2_000, `the first call took ${first} ms`);
+      started = Date.now();
+      await assert.rejects(store.findOrg('org_a'), isUnavailable);
+      assert.ok(Date.now() - started < 100, `a call during the hold took ${Date.now() - started} ms`);
+      assert.match(db.problems()[0] ?? '', /statement timeout|connect timeout/);
+      await new Promise((r) => setTimeout(r, 1_050));
+      // After the hold one call finds out (and waits); the others still fail at once meanwhile.
+      const probe = store.listOrgs();
+      started = Date.now();
+      await assert.rejects(store.findOrg('org_a'), isUnavailable);
+      assert.ok(Date.now() - started < 100, `a call during the probe took ${Date.now() - started} ms`);
+      await assert.rejects(probe, isUnavailable);
+      frozen = false;
+      setFlow(true);
+      await new Promise((r) => setTimeout(r, 1_050));
+      assert.deepEqual(await store.listOrgs(), [], 'answers again without a restart');
+      assert.equal(await store.findOrg('org_a'), undefined);
+      assert.deepEqual(db.problems(), [], 'recovered');
+    } finally {
+      await db.close().catch(() => {});
+      for (const [a, b] of links) {
+        a.destroy();
+        b.destroy();
+      }
+      await new Promise((resolve) => proxy.close(resolve));
+      await s.close();
     }
   });
 
