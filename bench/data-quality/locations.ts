@@ -196,6 +196,40 @@ export async function locationChecks(): Promise<QualityResult[]> {
     ),
   );
 
+  // What the rules cost: routed addresses that lose their city (anycast networks, placeholder entries).
+  // Routed IPv6 is a sliver of 2^128: the first addresses of random routed segments of the dataset's table.
+  const routed6: string[] = [];
+  const table6 = dataset.ranges().v6;
+  const segments6 = table6.pairs.length;
+  while (routed6.length < N) {
+    const i = Math.floor(random() * segments6);
+    const text = v6Text(table6.starts.subarray(i * 4, i * 4 + 4));
+    const ip = parseIp(text)!;
+    if (ip.version === 6 && dataset.network(ip).asn !== 0 && ip.v6[0]! >>> 16 !== 0x2002 && ip.v6[0] !== 0x20010000) routed6.push(text);
+  }
+  const keepsCity = (name: string, sample: string[]): QualityResult => {
+    const raw = sample.filter((ip) => dataset.location(parseIp(ip)!).city !== '');
+    const lost = new Map<string, number>();
+    let right = 0;
+    for (const ip of raw) {
+      const a = answer(ip);
+      if (a.city !== '') right++;
+      else {
+        const why = a.anycast ? `anycast AS${a.asn}` : 'placeholder entry';
+        lost.set(why, (lost.get(why) ?? 0) + 1);
+      }
+    }
+    const worst = [...lost].sort((x, y) => y[1] - x[1]).slice(0, 4);
+    return {
+      name,
+      sample: raw.length,
+      right,
+      detail: `right: the geo source's city kept; ${worst.length ? `dropped: ${worst.map(([c, n]) => `${c} ${n}`).join(', ')}` : 'none dropped'}`,
+    };
+  };
+  out.push(keepsCity('location, random routed IPv4 with a city in the geo source, city kept', routed4));
+  out.push(keepsCity('location, random routed IPv6 segments with a city in the geo source, city kept', routed6));
+
   out.push(
     flagged(
       'network.anycast, published anycast service addresses (resolvers, root servers, CDN edges)',

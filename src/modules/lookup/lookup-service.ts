@@ -4,15 +4,17 @@ import { isPromise, type MaybePromise } from '../../lib/maybe-promise.ts';
 import type { Caller } from '../accounts/account-service.ts';
 import type { CreditLedger, DebitResult } from '../credits/credit-ledger.ts';
 import { MAX_BATCH, planBatch } from './batch.ts';
-import type { LocationRecord, NetworkRecord } from './ip-dataset.ts';
+import { HonestLocations, type AnsweredLocation, type AnsweredNetwork, type EmbeddedIpv4 } from './honest-location.ts';
 import type { LookupData, LookupView } from './lookup-data.ts';
 import { isExplaining, type Evidence, type Intelligence, type IntelligenceSource } from './intelligence.ts';
 import { parseIp, type ParsedIp } from '../../lib/ip-address.ts';
 
 export interface IpResult {
   ip: string;
-  network: NetworkRecord;
-  location: LocationRecord;
+  /** Only for 6to4, Teredo and NAT64 addresses: the IPv4 address they carry, which network and location describe. */
+  embedded_ipv4?: EmbeddedIpv4;
+  network: AnsweredNetwork;
+  location: AnsweredLocation;
   intelligence: Intelligence;
   /** Only with explain=true: a top-level member of the IP result. */
   evidence?: Evidence;
@@ -53,6 +55,8 @@ function afterDebit<T>(ledger: CreditLedger, debit: DebitResult, orgId: string, 
 }
 
 export class LookupService {
+  private readonly honest = new HonestLocations();
+
   constructor(
     private readonly data: LookupData,
     private readonly intel: IntelligenceSource,
@@ -62,12 +66,24 @@ export class LookupService {
 
   /** `orgId`: the caller's team, for its intelligence overlays. `view`: the data to answer from (one per request). */
   resolve(ip: ParsedIp, orgId?: string, view: LookupView = this.data.view()): IpResult {
-    return {
-      ip: ip.text,
-      network: view.network(ip),
-      location: view.dataset.location(ip),
-      intelligence: this.intel.intelligence(ip, orgId),
-    };
+    return this.answer(ip, view, this.intel.intelligence(ip, orgId), undefined);
+  }
+
+  /**
+   * Network and location are those of the address the IPv6 address carries, if any (HonestLocations);
+   * the intelligence stays the asked address's own: lists and feeds name the addresses they saw.
+   */
+  private answer(ip: ParsedIp, view: LookupView, intelligence: Intelligence, evidence: Evidence | undefined): IpResult {
+    const honest = this.honest;
+    const at = honest.target(ip);
+    const network = honest.answerNetwork(view.network(at), at);
+    const location = honest.answerLocation(view.dataset.location(at), network);
+    const result: IpResult =
+      at === ip
+        ? { ip: ip.text, network, location, intelligence }
+        : { ip: ip.text, embedded_ipv4: honest.embedded(ip), network, location, intelligence };
+    if (evidence) result.evidence = evidence;
+    return result;
   }
 
   /** The result with its evidence; a source that cannot explain gives empty evidence. */
@@ -75,13 +91,7 @@ export class LookupService {
     const { intelligence, evidence } = isExplaining(this.intel)
       ? this.intel.explain(ip, orgId)
       : { intelligence: this.intel.intelligence(ip, orgId), evidence: undefined };
-    return {
-      ip: ip.text,
-      network: view.network(ip),
-      location: view.dataset.location(ip),
-      intelligence,
-      evidence: evidence ?? emptyEvidence(intelligence.risk_score),
-    };
+    return this.answer(ip, view, intelligence, evidence ?? emptyEvidence(intelligence.risk_score));
   }
 
   /** Synchronous on the in-memory ledger's fast path; throws AppError for a bad address. Explaining costs the same. */
