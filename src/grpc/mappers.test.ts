@@ -145,7 +145,10 @@ describe(ipResultToProto.name, () => {
     assert.deepEqual([out.location.precision, out.location.accuracy_radius_km], ['city', 50]);
     // A null radius is unset, as every null member is.
     const coarse = wire(base);
-    assert.deepEqual([coarse.location.precision, coarse.location.accuracy_radius_km, coarse.embedded_ipv4], ['country', undefined, undefined]);
+    assert.deepEqual(
+      [coarse.location.precision, coarse.location.accuracy_radius_km, coarse.embedded_ipv4],
+      ['country', undefined, undefined],
+    );
   });
 
   it('should send the evidence whole: every source kind, instants as the same seconds, a null `from` unset', () => {

@@ -122,6 +122,9 @@ export const Evidence = Type.Object(
 export const IpResult = Type.Object(
   {
     ip: Type.String(),
+    network: Network,
+    location: Location,
+    intelligence: Intelligence,
     embedded_ipv4: Type.Optional(
       Type.Object(
         {
@@ -133,9 +136,6 @@ export const IpResult = Type.Object(
         { description: 'only for 6to4, Teredo and NAT64 addresses: network and location are those of this IPv4 address' },
       ),
     ),
-    network: Network,
-    location: Location,
-    intelligence: Intelligence,
     evidence: Type.Optional(Evidence),
   },
   { $id: 'IpResult' },

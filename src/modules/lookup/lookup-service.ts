@@ -11,11 +11,11 @@ import { parseIp, type ParsedIp } from '../../lib/ip-address.ts';
 
 export interface IpResult {
   ip: string;
-  /** Only for 6to4, Teredo and NAT64 addresses: the IPv4 address they carry, which network and location describe. */
-  embedded_ipv4?: EmbeddedIpv4;
   network: AnsweredNetwork;
   location: AnsweredLocation;
   intelligence: Intelligence;
+  /** Only for 6to4, Teredo and NAT64 addresses: the IPv4 address they carry, which network and location describe. */
+  embedded_ipv4?: EmbeddedIpv4;
   /** Only with explain=true: a top-level member of the IP result. */
   evidence?: Evidence;
 }
@@ -81,7 +81,7 @@ export class LookupService {
     const result: IpResult =
       at === ip
         ? { ip: ip.text, network, location, intelligence }
-        : { ip: ip.text, embedded_ipv4: honest.embedded(ip), network, location, intelligence };
+        : { ip: ip.text, network, location, intelligence, embedded_ipv4: honest.embedded(ip) };
     if (evidence) result.evidence = evidence;
     return result;
   }
