@@ -69,7 +69,7 @@ export const ANYCAST_ASNS: ReadonlyMap<number, string> = new Map([
   [62597, 'NS1'],
 ]);
 
-/** IPv4 prefixes by length (only /24 and /29.. occur): value >>> (32 - len) → set. */
+/** IPv4 prefixes by length: value >>> (32 - len) → set. */
 const V4 = new Map<number, Set<number>>();
 /** IPv6 prefixes by length (every listed one is /29 to /48): their bits as a number (at most 48, exact in a double) → set. */
 const V6 = new Map<number, Set<number>>();
@@ -92,6 +92,21 @@ for (const { cidr } of ANYCAST_PREFIXES) {
 }
 
 /** The first `len` bits (len ≤ 48) of an address whose first word is w0 and third group g2. */
+/** 1 for each first IPv4 octet / first IPv6 group that some listed prefix starts with: most lookups stop at this read. */
+const V4_FIRST = new Uint8Array(256);
+const V6_FIRST = new Uint8Array(65536);
+for (const { cidr } of ANYCAST_PREFIXES) {
+  const text = cidr.slice(0, cidr.indexOf('/'));
+  if (text.includes(':')) V6_FIRST[Number.parseInt(text.slice(0, text.indexOf(':')), 16)] = 1;
+  else V4_FIRST[Number(text.slice(0, text.indexOf('.')))] = 1;
+}
+
+/** The tables as flat arrays of [length, set]: iterating a Map allocates an entry per step, and this runs on every lookup. */
+const V4_LENGTHS = [...V4.keys()];
+const V4_SETS = [...V4.values()];
+const V6_LENGTHS = [...V6.keys()];
+const V6_SETS = [...V6.values()];
+
 function key6(w0: number, g2: number, len: number): number {
   if (len <= 32) return w0 >>> (32 - len);
   return w0 * 2 ** (len - 32) + (g2 >>> (48 - len));
@@ -101,11 +116,14 @@ function key6(w0: number, g2: number, len: number): number {
 export function isAnycast(ip: ParsedIp, asn: number): boolean {
   if (ANYCAST_ASNS.has(asn)) return true;
   if (ip.version === 4) {
-    for (const [len, set] of V4) if (set.has(ip.v4 >>> (32 - len))) return true;
+    const v = ip.v4;
+    if (V4_FIRST[v >>> 24] === 0) return false;
+    for (let i = 0; i < V4_LENGTHS.length; i++) if (V4_SETS[i]!.has(v >>> (32 - V4_LENGTHS[i]!))) return true;
     return false;
   }
   const w0 = ip.v6[0]!;
+  if (V6_FIRST[w0 >>> 16] === 0) return false;
   const g2 = ip.v6[1]! >>> 16;
-  for (const [len, set] of V6) if (set.has(key6(w0, g2, len))) return true;
+  for (let i = 0; i < V6_LENGTHS.length; i++) if (V6_SETS[i]!.has(key6(w0, g2, V6_LENGTHS[i]!))) return true;
   return false;
 }

@@ -1,10 +1,9 @@
 import { carriedIpv4, formatV4, type Ipv4Carrier, type ParsedIp } from '../../lib/ip-address.ts';
 import { isAnycast } from './anycast.ts';
-import type { LocationRecord, NetworkRecord } from './ip-dataset.ts';
+import { UNKNOWN_NETWORK, type LocationPrecision, type LocationRecord, type NetworkRecord } from './ip-dataset.ts';
 import { reservedBlock } from './reserved-space.ts';
 
-/** How much of a location the data supports: a city, a region (state), only a country, or nothing. */
-export type LocationPrecision = 'city' | 'region' | 'country' | 'none';
+export type { LocationPrecision };
 
 /** A location as a lookup answers it: the geo source's place, cut to what the data supports. */
 export interface AnsweredLocation extends LocationRecord {
@@ -53,17 +52,7 @@ export const PLACEHOLDER_ENTRIES: ReadonlySet<string> = new Set([
 export const placeholderKey = (l: LocationRecord): string => `${l.country}|${l.city}|${l.latitude},${l.longitude}`;
 
 /** The answer for addresses at no place: reserved, unrouted, or not in the geo source. */
-export const NO_LOCATION: AnsweredLocation = Object.freeze({
-  country: '',
-  state: '',
-  city: '',
-  timezone: '',
-  latitude: null,
-  longitude: null,
-  geo_hash: '',
-  precision: 'none',
-  accuracy_radius_km: null,
-}) as AnsweredLocation;
+export const NO_LOCATION: AnsweredLocation = located('', '', '', '', null, null, '', 'none', null);
 
 /** Which IPv4 address an IPv6 address was answered for (6to4, Teredo, NAT64). */
 export interface EmbeddedIpv4 {
@@ -107,43 +96,38 @@ export class HonestLocations {
     return carried && { ip: formatV4(carried.v4), via: carried.via };
   }
 
-  /** `base`, the network record of `at` (a target()), flagged. */
+  /** `base`, the network record of `at` (a target()), flagged: the record itself when it already says so (loaded datasets). */
   answerNetwork(base: NetworkRecord, at: ParsedIp): AnsweredNetwork {
+    if (base === UNKNOWN_NETWORK) return UNROUTED_NETWORK;
     const bogon = base.asn === 0 || reservedBlock(at) !== undefined;
-    return this.network(base, bogon, !bogon && isAnycast(at, base.asn));
+    const anycast = !bogon && isAnycast(at, base.asn);
+    if (base.bogon === bogon && base.anycast === anycast) return base as AnsweredNetwork;
+    return this.network(base, bogon, anycast);
   }
 
   /** `rec`, the location record of an address whose network was answered `network`, cut to what the data supports. */
   answerLocation(rec: LocationRecord, network: AnsweredNetwork): AnsweredLocation {
     if (network.bogon) return NO_LOCATION;
-    return network.anycast ? this.countryOnly(rec.country) : this.location(rec);
+    if (network.anycast) return this.countryOnly(rec.country);
+    if (rec.precision !== undefined) return rec as AnsweredLocation;
+    return rec.country === '' ? NO_LOCATION : this.location(rec);
   }
 
   network(base: NetworkRecord, bogon: boolean, anycast: boolean): AnsweredNetwork {
     let variants = this.networks.get(base);
     if (!variants) this.networks.set(base, (variants = [undefined, undefined, undefined, undefined]));
     const k = (bogon ? 2 : 0) + (anycast ? 1 : 0);
-    return (variants[k] ??= Object.freeze({ ...base, bogon, anycast }));
+    return (variants[k] ??= networkRecord(base, bogon, anycast));
   }
 
   /** The answer for a place of the geo source, at the precision its entry supports. */
   location(rec: LocationRecord): AnsweredLocation {
     let answered = this.locations.get(rec);
     if (answered === undefined) {
-      answered = this.derive(rec);
+      answered = answeredLocation(rec, (country) => this.countryOnly(country));
       this.locations.set(rec, answered);
     }
     return answered;
-  }
-
-  private derive(rec: LocationRecord): AnsweredLocation {
-    if (rec.country === '') return NO_LOCATION;
-    if (rec.city === '' || PLACEHOLDER_ENTRIES.has(placeholderKey(rec))) {
-      // A country-only entry of the source is its country's centroid: a point the address is not at.
-      if (rec.state === '' || rec.city !== '') return this.countryOnly(rec.country);
-      return Object.freeze({ ...rec, city: '', precision: 'region', accuracy_radius_km: null }) as AnsweredLocation;
-    }
-    return Object.freeze({ ...rec, precision: 'city', accuracy_radius_km: CITY_RADIUS_KM }) as AnsweredLocation;
   }
 
   /**
@@ -154,9 +138,71 @@ export class HonestLocations {
     if (country === '') return NO_LOCATION;
     let answered = this.countries.get(country);
     if (!answered) {
-      answered = Object.freeze({ ...NO_LOCATION, country, precision: 'country' }) as AnsweredLocation;
+      answered = countryLocation(country);
       this.countries.set(country, answered);
     }
     return answered;
   }
 }
+
+/**
+ * The country alone: region, city, coordinates, geohash and time zone would describe a point the
+ * data does not have (a country can span several zones).
+ */
+function countryLocation(country: string): AnsweredLocation {
+  return country === '' ? NO_LOCATION : located(country, '', '', '', null, null, '', 'country', null);
+}
+
+/**
+ * A place of the geo source as answered, at the precision its entry supports: the loaded dataset
+ * makes each of its location records through this once, so lookups read the answer off the record.
+ * `countryOnly`: where a country-only answer comes from (a shared one per country, or a new one).
+ */
+export function answeredLocation(
+  rec: LocationRecord,
+  countryOnly: (country: string) => AnsweredLocation = countryLocation,
+): AnsweredLocation {
+  if (rec.country === '') return NO_LOCATION;
+  if (rec.city === '' || PLACEHOLDER_ENTRIES.has(placeholderKey(rec))) {
+    // A country-only entry of the source is its country's centroid: a point the address is not at.
+    if (rec.state === '' || rec.city !== '') return countryOnly(rec.country);
+    return located(rec.country, rec.state, '', rec.timezone, rec.latitude, rec.longitude, rec.geo_hash, 'region', null);
+  }
+  return located(rec.country, rec.state, rec.city, rec.timezone, rec.latitude, rec.longitude, rec.geo_hash, 'city', CITY_RADIUS_KM);
+}
+
+/**
+ * Every answered location is made here, so all have one hidden class: lookups read their members
+ * from a few thousand distinct records, and mixed shapes make each read a slower polymorphic one.
+ */
+function located(
+  country: string,
+  state: string,
+  city: string,
+  timezone: string,
+  latitude: number | null,
+  longitude: number | null,
+  geo_hash: string,
+  precision: LocationPrecision,
+  accuracy_radius_km: number | null,
+): AnsweredLocation {
+  return Object.freeze({ country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km });
+}
+
+/** Every flagged network record is made here (the loaded dataset's too), so all have one hidden class (see located). */
+export function networkRecord(base: Omit<NetworkRecord, 'bogon' | 'anycast'>, bogon: boolean, anycast: boolean): AnsweredNetwork {
+  return Object.freeze({
+    asn: base.asn,
+    isp: base.isp,
+    type: base.type,
+    org: base.org,
+    domain: base.domain,
+    abuse_email: base.abuse_email,
+    abuse_phone: base.abuse_phone,
+    bogon,
+    anycast,
+  });
+}
+
+/** The network of addresses in no network range: unrouted or reserved, a bogon either way. */
+const UNROUTED_NETWORK = networkRecord(UNKNOWN_NETWORK, true, false);

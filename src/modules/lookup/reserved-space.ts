@@ -95,6 +95,14 @@ const V6: readonly Compiled6[] = RESERVED_V6.map((block) => {
   return { block: Object.freeze(block), words, len };
 });
 
+/** 1 for each first octet that some reserved IPv4 block starts with: most lookups stop at this one read. */
+const V4_FIRST_OCTETS = new Uint8Array(256);
+for (const c of V4) {
+  const from = c.shift >= 24 ? c.base << (c.shift - 24) : c.base >>> (24 - c.shift);
+  const count = c.shift >= 24 ? 2 ** (c.shift - 24) : 1;
+  V4_FIRST_OCTETS.fill(1, from, from + count);
+}
+
 function inPrefix6(w: Uint32Array, p: Compiled6): boolean {
   for (let k = 0, left = p.len; left > 0; k++, left -= 32) {
     if (left >= 32) {
@@ -108,6 +116,7 @@ function inPrefix6(w: Uint32Array, p: Compiled6): boolean {
 export function reservedBlock(ip: ParsedIp): ReservedBlock | undefined {
   if (ip.version === 4) {
     const v = ip.v4;
+    if (V4_FIRST_OCTETS[v >>> 24] === 0) return undefined;
     for (const c of V4) if (c.shift === 32 || v >>> c.shift === c.base) return c.block;
     return undefined;
   }
