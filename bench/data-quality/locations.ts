@@ -3,7 +3,11 @@ import { systemClock } from '../../src/lib/clock.ts';
 import { formatV4, formatV6, parseIp } from '../../src/lib/ip-address.ts';
 import { mulberry32 } from '../../src/lib/prng.ts';
 import type { CreditLedger } from '../../src/modules/credits/credit-ledger.ts';
+import { readFileSync } from 'node:fs';
+import { Reader } from 'mmdb-lib';
+import { packagedSources } from '../../src/modules/dataset/dataset-builder.ts';
 import { loadDataset } from '../../src/modules/dataset/dataset-reader.ts';
+import { mmdbRecord, walkMmdb } from '../../src/modules/dataset/sources.ts';
 import { emptyIntelligence } from '../../src/modules/lookup/intelligence.ts';
 import type { IpDataset } from '../../src/modules/lookup/ip-dataset.ts';
 import { LookupData } from '../../src/modules/lookup/lookup-data.ts';
@@ -207,8 +211,13 @@ export async function locationChecks(): Promise<QualityResult[]> {
     const ip = parseIp(text)!;
     if (ip.version === 6 && dataset.network(ip).asn !== 0 && ip.v6[0]! >>> 16 !== 0x2002 && ip.v6[0] !== 0x20010000) routed6.push(text);
   }
+  // The geo source's own answer (the publisher's MMDB files), not the dataset's: the dataset's records are already answered.
+  const sources = packagedSources();
+  const geo4 = new Reader<Record<string, unknown>>(readFileSync(sources.cityV4 as string));
+  const geo6 = new Reader<Record<string, unknown>>(readFileSync(sources.cityV6 as string));
+  const sourceCity = (text: string) => String((text.includes(':') ? geo6 : geo4).get(text)?.city ?? '');
   const keepsCity = (name: string, sample: string[]): QualityResult => {
-    const raw = sample.filter((ip) => dataset.location(parseIp(ip)!).city !== '');
+    const raw = sample.filter((ip) => sourceCity(ip) !== '');
     const lost = new Map<string, number>();
     let right = 0;
     for (const ip of raw) {
@@ -269,20 +278,31 @@ export async function locationChecks(): Promise<QualityResult[]> {
   });
 
   // Routed addresses on the geo source's placeholder entries (a registry's office or a default point,
-  // given to huge unrouted blocks): the city is not the address's.
+  // given to huge unrouted blocks): the city is not the address's. Found by walking the source's own files.
   const onPlaceholder: string[] = [];
-  const ranges = dataset.ranges();
-  for (const [table, v6] of [
-    [ranges.v4, false],
-    [ranges.v6, true],
+  for (const [reader, width] of [
+    [geo4, 32],
+    [geo6, 128],
   ] as const) {
-    const n = table.pairs.length;
-    for (let i = 0; i < n && onPlaceholder.length < 4 * N; i++) {
-      const p = table.pairs[i]!;
-      const loc = ranges.location(p);
-      if (!loc || !ranges.network(p) || !PLACEHOLDER_POINTS.has(`${loc.country}|${loc.city}|${loc.latitude},${loc.longitude}`)) continue;
-      onPlaceholder.push(v6 ? v6Text(table.starts.subarray(i * 4, i * 4 + 4)) : formatV4(table.starts[i]!));
-    }
+    const isPlaceholder = new Map<number, boolean>();
+    walkMmdb(
+      reader,
+      (prefix, _bits, pointer) => {
+        let yes = isPlaceholder.get(pointer);
+        if (yes === undefined) {
+          const r = mmdbRecord(reader, pointer);
+          const deg = (v: unknown) => (typeof v === 'number' ? Math.round(v * 1e4) / 1e4 : null);
+          yes = PLACEHOLDER_POINTS.has(`${String(r.country_code ?? '')}|${String(r.city ?? '')}|${deg(r.latitude)},${deg(r.longitude)}`);
+          isPlaceholder.set(pointer, yes);
+        }
+        if (!yes || onPlaceholder.length >= 4 * N) return;
+        const text = width === 32 ? formatV4(prefix[3]!) : v6Text(prefix);
+        if (dataset.network(parseIp(text)!).asn !== 0) onPlaceholder.push(text);
+      },
+      () => {},
+      // The IPv6 file repeats IPv4 space under ::/16.
+      width === 128 ? (prefix, bits) => bits === 16 && prefix[0]! >>> 16 === 0 : undefined,
+    );
   }
   out.push(noCity('location, routed ranges on the geo source placeholder entries, no city', onPlaceholder));
   return out;
