@@ -69,9 +69,11 @@ export interface EmbeddedIpv4 {
  * - known anycast networks and the geo source's placeholder entries are answered with the country only;
  * - every location says its precision and radius.
  *
- * Answers are frozen and shared like the records they come from (one variant per record, made on
- * first use and kept as long as the record lives), so a lookup allocates none and the HTTP fast path
- * keeps their JSON.
+ * Answers are frozen and shared like the records they come from, so a lookup allocates none and the
+ * HTTP fast path keeps their JSON. The loaded dataset's records already are answers (answeredLocation,
+ * networkRecord, made once per record), so most lookups return them as they are; a variant is made,
+ * once per record and kept as long as it lives, only where the address says more than its record
+ * (a reserved block inside an AS's range, an anycast prefix) or for a dataset of plain records.
  */
 export class HonestLocations {
   /** Per network record: its variants by flags (bogon * 2 + anycast). */

@@ -13,7 +13,7 @@ export interface ReservedBlock {
  * globally reachable, plus multicast and the former class E from the IANA IPv4 Address Space
  * Registry. Blocks the registry marks globally reachable (AS112, AMT, the deprecated 6to4 relay
  * anycast 192.88.99.0/24) are real hosts and are not listed. The registries change a few times a
- * decade; docs/intelligence.md (Locations) says when this table was last compared with them.
+ * decade; docs/intelligence.md (Locations) says which of their entries this table follows.
  */
 export const RESERVED_V4: readonly ReservedBlock[] = [
   { cidr: '0.0.0.0/8', name: 'this network', rfc: 'RFC 791 section 3.2' },
