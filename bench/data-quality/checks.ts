@@ -1,7 +1,9 @@
 import type { QualityCheck } from './check.ts';
+import { locationChecks } from './locations.ts';
 import { riskChecks } from './risk.ts';
 
 /** Every check of the data-quality report, by area; each area adds its own file and one line here. */
 export const CHECKS: Record<string, QualityCheck> = {
   risk: riskChecks,
+  locations: locationChecks,
 };

@@ -82,8 +82,28 @@ describe(ipResultToProto.name, () => {
     IPLookupResult.toObject(IPLookupResult.decode(serialize(ipResultToProto(r))), { longs: Number }) as Record<string, any>;
   const base: IpResult = {
     ip: '185.220.101.1',
-    network: { asn: 4294967294, isp: 'Tor', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null },
-    location: { country: 'DE', state: '', city: '', timezone: 'Europe/Berlin', latitude: null, longitude: null, geo_hash: '' },
+    network: {
+      asn: 4294967294,
+      isp: 'Tor',
+      type: 'DATACENTER',
+      org: null,
+      domain: null,
+      abuse_email: null,
+      abuse_phone: null,
+      bogon: false,
+      anycast: false,
+    },
+    location: {
+      country: 'DE',
+      state: '',
+      city: '',
+      timezone: '',
+      latitude: null,
+      longitude: null,
+      geo_hash: '',
+      precision: 'country',
+      accuracy_radius_km: null,
+    },
     intelligence: {
       risk_score: 74,
       behavior: ['MALICIOUS_TRAFFIC'],
@@ -114,6 +134,25 @@ describe(ipResultToProto.name, () => {
     const out = wire(base);
     assert.equal(out.evidence, undefined);
     assert.deepEqual(out.intelligence.devices, [{ os: 'WINDOWS', version: '10', last_seen: { seconds: S, nanos: 0 } }]);
+  });
+
+  it('should send the location precision, the bogon and anycast flags, and the carried IPv4 address', () => {
+    const out = wire({
+      ...base,
+      ip: '2002:b9dc:6501::1',
+      embedded_ipv4: { ip: '185.220.101.1', via: '6to4' },
+      network: { ...base.network, anycast: true },
+      location: { ...base.location, city: 'Berlin', latitude: 52.52, longitude: 13.405, precision: 'city', accuracy_radius_km: 50 },
+    });
+    assert.deepEqual(out.embedded_ipv4, { ip: '185.220.101.1', via: '6to4' });
+    assert.deepEqual([out.network.bogon, out.network.anycast], [false, true]);
+    assert.deepEqual([out.location.precision, out.location.accuracy_radius_km], ['city', 50]);
+    // A null radius is unset, as every null member is.
+    const coarse = wire(base);
+    assert.deepEqual(
+      [coarse.location.precision, coarse.location.accuracy_radius_km, coarse.embedded_ipv4],
+      ['country', undefined, undefined],
+    );
   });
 
   it('should send the evidence whole: every source kind, instants as the same seconds, a null `from` unset', () => {

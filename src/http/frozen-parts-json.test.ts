@@ -56,12 +56,17 @@ const NETWORKS: NetworkRecord[] = [
   }),
   network({ isp: 'lone surrogate \ud800 and emoji 🛰️', type: 'SATELLITE' }),
   { ...network(), isp: 'not frozen' },
+  // The answered members (honest-location.ts): optional in the schema.
+  Object.freeze({ ...network(), bogon: false, anycast: true }),
+  Object.freeze({ ...UNKNOWN_NETWORK, bogon: true, anycast: false }),
 ];
 const LOCATIONS: LocationRecord[] = [
   location(),
   EMPTY_LOCATION,
   location({ latitude: null, longitude: null, city: 'São Paulo', state: 'São Paulo', country: 'BR' }),
   { ...location(), city: 'not frozen' },
+  Object.freeze({ ...location(), precision: 'city', accuracy_radius_km: 50 }),
+  Object.freeze({ ...EMPTY_LOCATION, country: 'US', precision: 'country', accuracy_radius_km: null }),
 ];
 const INTELLIGENCE: Intelligence[] = [
   NO_INTELLIGENCE,
@@ -112,6 +117,19 @@ describe(frozenPartsSerializer.name, () => {
               compared++;
             }
     assert.equal(compared, 3 * NETWORKS.length * LOCATIONS.length * INTELLIGENCE.length * 2);
+    // The carried IPv4 address of a 6to4 address, with and without evidence.
+    for (const evidence of [undefined, EVIDENCE]) {
+      const carried = {
+        ip: '2002:808:808::1',
+        network: NETWORKS[5]!,
+        location: LOCATIONS[5]!,
+        intelligence: NO_INTELLIGENCE,
+        embedded_ipv4: { ip: '8.8.8.8', via: '6to4' },
+        evidence,
+      };
+      assert.equal(serialize(carried), whole(carried));
+      assert.match(serialize(carried), /"embedded_ipv4":\{"ip":"8.8.8.8","via":"6to4"\}/);
+    }
     // An evidence member present but undefined is left out, members outside the schema are not sent.
     const body = {
       ip: '1.1.1.1',

@@ -2,7 +2,10 @@ import { Type } from 'typebox';
 import { PROBLEM_CONTENT_TYPE } from './problem.ts';
 
 /** `T | null` as a JSON-schema type array: serialized by fast-json-stringify without anyOf overhead. */
-const Nullable = <T extends 'string' | 'number'>(t: T) => Type.Unsafe<(T extends 'string' ? string : number) | null>({ type: [t, 'null'] });
+const Nullable = <T extends 'string' | 'number'>(t: T, description?: string) =>
+  Type.Unsafe<(T extends 'string' ? string : number) | null>(
+    description === undefined ? { type: [t, 'null'] } : { type: [t, 'null'], description },
+  );
 
 export const Problem = Type.Object(
   {
@@ -30,6 +33,20 @@ export const Network = Type.Object({
   domain: Nullable('string'),
   abuse_email: Nullable('string'),
   abuse_phone: Nullable('string'),
+  bogon: Type.Optional(
+    Type.Boolean({
+      description:
+        'true for reserved space (IANA special-purpose blocks, multicast, IPv6 outside 2000::/3) and for space in no announced or ' +
+        'delegated range: no public host has such an address, and it is at no place (location.precision "none")',
+    }),
+  ),
+  anycast: Type.Optional(
+    Type.Boolean({
+      description:
+        'true in a known anycast network (public DNS resolvers, root servers, anycast CDNs): the address answers from many sites, so ' +
+        'its location is at most a country',
+    }),
+  ),
 });
 
 export const Location = Type.Object({
@@ -40,6 +57,20 @@ export const Location = Type.Object({
   latitude: Nullable('number'),
   longitude: Nullable('number'),
   geo_hash: Type.String(),
+  precision: Type.Optional(
+    Type.String({
+      description:
+        'how much of the place the data supports (open list): city, region, country, or none (reserved, unrouted or unknown space); ' +
+        'members finer than the precision are empty or null',
+    }),
+  ),
+  accuracy_radius_km: Type.Optional(
+    Nullable(
+      'number',
+      'nominal radius in km around latitude/longitude that a city answer stands for (50: a metropolitan area; the geo source has no ' +
+        'per-range radius); null when the answer is no point (precision region, country or none)',
+    ),
+  ),
 });
 
 export const Intelligence = Type.Object({
@@ -110,7 +141,24 @@ export const Evidence = Type.Object(
 );
 
 export const IpResult = Type.Object(
-  { ip: Type.String(), network: Network, location: Location, intelligence: Intelligence, evidence: Type.Optional(Evidence) },
+  {
+    ip: Type.String(),
+    network: Network,
+    location: Location,
+    intelligence: Intelligence,
+    embedded_ipv4: Type.Optional(
+      Type.Object(
+        {
+          ip: Type.String({ description: 'the IPv4 address the IPv6 address carries' }),
+          via: Type.String({
+            description: '6to4 (2002::/16), teredo (2001::/32, the client address) or nat64 (64:ff9b::/96); an open list',
+          }),
+        },
+        { description: 'only for 6to4, Teredo and NAT64 addresses: network and location are those of this IPv4 address' },
+      ),
+    ),
+    evidence: Type.Optional(Evidence),
+  },
   { $id: 'IpResult' },
 );
 

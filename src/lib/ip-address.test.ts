@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mulberry32 } from './prng.ts';
-import { formatV6, parseIp } from './ip-address.ts';
+import { carriedIpv4, formatV4, formatV6, parseIp } from './ip-address.ts';
 
 describe('parseIp', () => {
   it('should parse IPv4 into a 32-bit value and canonical text', () => {
@@ -105,6 +105,45 @@ describe('parseIp', () => {
       // Canonical text parses back to itself (IPv4-mapped addresses become IPv4 text instead).
       const mapped = w[0] === 0 && w[1] === 0 && w[2] === 0xffff;
       if (!mapped && parseIp(want)?.text !== want) assert.equal(parseIp(want)?.text, want);
+    }
+  });
+});
+
+describe('carriedIpv4', () => {
+  const carried = (text: string) => {
+    const c = carriedIpv4(parseIp(text)!);
+    return c && `${c.via} ${formatV4(c.v4)}`;
+  };
+
+  it('should find the IPv4 address of a 6to4 address in bits 16..47', () => {
+    assert.equal(carried('2002:c000:0204::1'), '6to4 192.0.2.4');
+    assert.equal(carried('2002:808:808:1234:5678::9'), '6to4 8.8.8.8');
+    assert.equal(carried('2002:ffff:ffff::'), '6to4 255.255.255.255');
+  });
+
+  it("should find a Teredo client's public IPv4 address in the last 32 bits, inverted", () => {
+    // RFC 4380 section 4's example: server 65.54.227.120, client 192.0.2.45 behind a cone NAT, port 40000.
+    assert.equal(carried('2001:0000:4136:e378:8000:63bf:3fff:fdd2'), 'teredo 192.0.2.45');
+    assert.equal(carried('2001::ffff:ffff'), 'teredo 0.0.0.0');
+  });
+
+  it('should find the IPv4 address of the NAT64 well-known prefix 64:ff9b::/96', () => {
+    assert.equal(carried('64:ff9b::192.0.2.33'), 'nat64 192.0.2.33');
+    assert.equal(carried('64:ff9b::c000:221'), 'nat64 192.0.2.33');
+  });
+
+  it('should find none in other addresses', () => {
+    for (const text of [
+      '8.8.8.8',
+      '::ffff:8.8.8.8',
+      '2001:db8::1',
+      '2001:1::1',
+      '2003::1',
+      '64:ff9b:1::c000:221',
+      '::1.2.3.4',
+      '2001:4860:4860::8888',
+    ]) {
+      assert.equal(carried(text), undefined, text);
     }
   });
 });

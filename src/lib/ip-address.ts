@@ -177,3 +177,23 @@ export function parseIp(input: string): ParsedIp | undefined {
   }
   return { version: 6, v6: words, text: formatV6(words) };
 }
+
+/** How an IPv6 address carries an IPv4 address: RFC 3056 (6to4), RFC 4380 (Teredo), RFC 6052 (NAT64 well-known prefix). */
+export type Ipv4Carrier = '6to4' | 'teredo' | 'nat64';
+
+/**
+ * The IPv4 address an IPv6 address carries, for the transition mechanisms whose prefix says where it
+ * is: 6to4 2002:AABB:CCDD::/48 holds it in bits 16..47; Teredo 2001:0:SSSS:SSSS:flags:port:CCCC:CCCC
+ * holds the client's public address in the last 32 bits, inverted (so NATs that rewrite addresses in
+ * payloads leave it alone); the NAT64 well-known prefix 64:ff9b::/96 holds it in the last 32 bits.
+ * Undefined for IPv4 and for any other IPv6 address.
+ */
+export function carriedIpv4(ip: ParsedIp): { v4: number; via: Ipv4Carrier } | undefined {
+  if (ip.version !== 6) return undefined;
+  const w = ip.v6;
+  const w0 = w[0]!;
+  if (w0 >>> 16 === 0x2002) return { v4: (((w0 & 0xffff) << 16) | (w[1]! >>> 16)) >>> 0, via: '6to4' };
+  if (w0 === 0x20010000) return { v4: (w[3]! ^ 0xffffffff) >>> 0, via: 'teredo' };
+  if (w0 === 0x0064ff9b && w[1] === 0 && w[2] === 0) return { v4: w[3]!, via: 'nat64' };
+  return undefined;
+}

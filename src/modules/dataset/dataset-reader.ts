@@ -8,6 +8,8 @@ import {
   type NetworkRecord,
   type NetworkType,
 } from '../lookup/ip-dataset.ts';
+import { ANYCAST_ASNS } from '../lookup/anycast.ts';
+import { answeredLocation, networkRecord } from '../lookup/honest-location.ts';
 import type { ParsedIp } from '../../lib/ip-address.ts';
 import {
   DatasetFormatError,
@@ -264,15 +266,21 @@ export class LoadedDataset implements LoadedIpDataset {
   private makeNetwork(i: number): NetworkRecord {
     const r = this.s.netRecords;
     const b = i * NET_WORDS;
-    const rec: NetworkRecord = Object.freeze({
-      asn: r[b]!,
-      isp: this.strings.at(r[b + 1]!),
-      type: this.strings.at(r[b + 2]!) as NetworkType,
-      org: null,
-      domain: null,
-      abuse_email: null,
-      abuse_phone: null,
-    });
+    const asn = r[b]!;
+    // Flags made here once per record, so a lookup reads them off the record (honest-location.ts).
+    const rec: NetworkRecord = networkRecord(
+      {
+        asn,
+        isp: this.strings.at(r[b + 1]!),
+        type: this.strings.at(r[b + 2]!) as NetworkType,
+        org: null,
+        domain: null,
+        abuse_email: null,
+        abuse_phone: null,
+      },
+      asn === 0,
+      ANYCAST_ASNS.has(asn),
+    );
     this.nets.set(i, rec);
     return rec;
   }
@@ -282,7 +290,8 @@ export class LoadedDataset implements LoadedIpDataset {
     const b = i * LOC_WORDS;
     const str = (k: number) => this.strings.at(r[b + k]!);
     const coord = (k: number) => (r[b + k] === NO_COORD ? null : r[b + k]! / 1e4);
-    const rec: LocationRecord = Object.freeze({
+    // As lookups answer it (precision, radius, placeholders cut to the country), made here once per record.
+    const rec: LocationRecord = answeredLocation({
       country: str(0),
       state: str(1),
       city: str(2),

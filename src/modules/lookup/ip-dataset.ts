@@ -22,7 +22,16 @@ export interface NetworkRecord {
   domain: string | null;
   abuse_email: string | null;
   abuse_phone: string | null;
+  /**
+   * Set on the loaded dataset's records (made once per record): bogon when asn is 0, anycast when the
+   * AS is a known anycast network. A lookup adds what depends on the address (honest-location.ts).
+   */
+  bogon?: boolean;
+  anycast?: boolean;
 }
+
+/** How much of a location the data supports: a city, a region (state), only a country, or nothing. */
+export type LocationPrecision = 'city' | 'region' | 'country' | 'none';
 
 export interface LocationRecord {
   /** ISO 3166-1 alpha-2; '' when unknown. */
@@ -35,6 +44,9 @@ export interface LocationRecord {
   latitude: number | null;
   longitude: number | null;
   geo_hash: string;
+  /** Set on the loaded dataset's records (answeredLocation, made once per record). */
+  precision?: LocationPrecision;
+  accuracy_radius_km?: number | null;
 }
 
 export interface DatasetInfo {

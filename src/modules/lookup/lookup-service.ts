@@ -4,16 +4,18 @@ import { isPromise, type MaybePromise } from '../../lib/maybe-promise.ts';
 import type { Caller } from '../accounts/account-service.ts';
 import type { CreditLedger, DebitResult } from '../credits/credit-ledger.ts';
 import { MAX_BATCH, planBatch } from './batch.ts';
-import type { LocationRecord, NetworkRecord } from './ip-dataset.ts';
+import { HonestLocations, type AnsweredLocation, type AnsweredNetwork, type EmbeddedIpv4 } from './honest-location.ts';
 import type { LookupData, LookupView } from './lookup-data.ts';
 import { isExplaining, type Evidence, type Intelligence, type IntelligenceSource } from './intelligence.ts';
 import { parseIp, type ParsedIp } from '../../lib/ip-address.ts';
 
 export interface IpResult {
   ip: string;
-  network: NetworkRecord;
-  location: LocationRecord;
+  network: AnsweredNetwork;
+  location: AnsweredLocation;
   intelligence: Intelligence;
+  /** Only for 6to4, Teredo and NAT64 addresses: the IPv4 address they carry, which network and location describe. */
+  embedded_ipv4?: EmbeddedIpv4;
   /** Only with explain=true: a top-level member of the IP result. */
   evidence?: Evidence;
 }
@@ -53,6 +55,8 @@ function afterDebit<T>(ledger: CreditLedger, debit: DebitResult, orgId: string, 
 }
 
 export class LookupService {
+  private readonly honest = new HonestLocations();
+
   constructor(
     private readonly data: LookupData,
     private readonly intel: IntelligenceSource,
@@ -62,28 +66,41 @@ export class LookupService {
 
   /** `orgId`: the caller's team, for its intelligence overlays. `view`: the data to answer from (one per request). */
   resolve(ip: ParsedIp, orgId?: string, view: LookupView = this.data.view()): IpResult {
-    const network = view.network(ip);
-    return {
-      ip: ip.text,
-      network,
-      location: view.dataset.location(ip),
-      intelligence: this.intel.intelligence(ip, orgId, network.type),
-    };
+    const at = this.honest.target(ip);
+    const network = this.honest.answerNetwork(view.network(at), at);
+    return this.answer(ip, at, network, view, this.intel.intelligence(ip, orgId, network.type), undefined);
+  }
+
+  /**
+   * Network and location are those of the address the IPv6 address carries, if any (HonestLocations);
+   * the intelligence stays the asked address's own: lists and feeds name the addresses they saw (its
+   * risk prior comes from the network answered).
+   */
+  private answer(
+    ip: ParsedIp,
+    at: ParsedIp,
+    network: AnsweredNetwork,
+    view: LookupView,
+    intelligence: Intelligence,
+    evidence: Evidence | undefined,
+  ): IpResult {
+    const location = this.honest.answerLocation(view.dataset.location(at), network);
+    const result: IpResult =
+      at === ip
+        ? { ip: ip.text, network, location, intelligence }
+        : { ip: ip.text, network, location, intelligence, embedded_ipv4: this.honest.embedded(ip) };
+    if (evidence) result.evidence = evidence;
+    return result;
   }
 
   /** The result with its evidence; a source that cannot explain gives empty evidence. */
   private explained(ip: ParsedIp, orgId: string, view: LookupView): IpResult {
-    const network = view.network(ip);
+    const at = this.honest.target(ip);
+    const network = this.honest.answerNetwork(view.network(at), at);
     const { intelligence, evidence } = isExplaining(this.intel)
       ? this.intel.explain(ip, orgId, network.type)
       : { intelligence: this.intel.intelligence(ip, orgId, network.type), evidence: undefined };
-    return {
-      ip: ip.text,
-      network,
-      location: view.dataset.location(ip),
-      intelligence,
-      evidence: evidence ?? emptyEvidence(intelligence.risk_score),
-    };
+    return this.answer(ip, at, network, view, intelligence, evidence ?? emptyEvidence(intelligence.risk_score));
   }
 
   /** Synchronous on the in-memory ledger's fast path; throws AppError for a bad address. Explaining costs the same. */

@@ -9,6 +9,8 @@ import {
   type NetworkType,
 } from '../../../src/modules/lookup/ip-dataset.ts';
 import type { DatasetRanges } from '../../../src/modules/dataset/dataset-reader.ts';
+import { ANYCAST_ASNS } from '../../../src/modules/lookup/anycast.ts';
+import { answeredLocation } from '../../../src/modules/lookup/honest-location.ts';
 import { MMDB_TYPE, MmdbDataWriter } from './mmdb-data.ts';
 import { NO_DATA, TreeWriter } from './mmdb-tree.ts';
 
@@ -28,11 +30,22 @@ export function fromMmdbRecord(r: MmdbRecord | null): { network: NetworkRecord; 
   const n = r?.network;
   const l = r?.location;
   return {
+    // The loaded dataset's records also carry members derived from these (flags, precision): derived the same way.
     network: n
-      ? { asn: n.asn, isp: n.isp, type: n.type as NetworkType, org: null, domain: null, abuse_email: null, abuse_phone: null }
+      ? {
+          asn: n.asn,
+          isp: n.isp,
+          type: n.type as NetworkType,
+          org: null,
+          domain: null,
+          abuse_email: null,
+          abuse_phone: null,
+          bogon: n.asn === 0,
+          anycast: ANYCAST_ASNS.has(n.asn),
+        }
       : UNKNOWN_NETWORK,
     location: l
-      ? {
+      ? answeredLocation({
           country: l.country,
           state: l.state,
           city: l.city,
@@ -40,7 +53,7 @@ export function fromMmdbRecord(r: MmdbRecord | null): { network: NetworkRecord; 
           latitude: l.latitude ?? null,
           longitude: l.longitude ?? null,
           geo_hash: l.geo_hash,
-        }
+        })
       : EMPTY_LOCATION,
   };
 }

@@ -79,6 +79,9 @@ describe('X-Data-Version and list network types on IP lookups', () => {
       domain: null,
       abuse_email: null,
       abuse_phone: null,
+      // 100.64.0.0/10 is shared address space (RFC 6598): reserved, whatever the fixture's owner.
+      bogon: true,
+      anycast: false,
     });
     assert.equal((await get('100.65.0.9')).network.type, 'CORPORATE', 'outside the listed range');
     const explained = (await app.http.inject({ url: '/api/v4/lookup/ip/100.64.0.9?explain=true', headers: { 'x-api-key': key } })).json();

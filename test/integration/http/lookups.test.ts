@@ -11,21 +11,54 @@ describe('GET /api/v4/lookup/ip/{ip}', () => {
     const res = await app.http.inject({ url: '/api/v4/lookup/ip/8.8.8.8', headers: { 'x-api-key': key } });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['x-credits-remaining'], '9');
+    // 8.8.8.8 is anycast (Google Public DNS): the geo source's Mountain View is where one of its sites is, so only the country is said.
     assert.deepEqual(res.json(), {
       ip: '8.8.8.8',
-      network: { asn: 15169, isp: 'Google LLC', type: 'DATACENTER', org: null, domain: null, abuse_email: null, abuse_phone: null },
+      network: {
+        asn: 15169,
+        isp: 'Google LLC',
+        type: 'DATACENTER',
+        org: null,
+        domain: null,
+        abuse_email: null,
+        abuse_phone: null,
+        bogon: false,
+        anycast: true,
+      },
       location: {
         country: 'US',
-        state: 'California',
-        city: 'Mountain View',
-        timezone: 'America/Los_Angeles',
-        latitude: 37.4056,
-        longitude: -122.0775,
-        geo_hash: '9q9hrh5',
+        state: '',
+        city: '',
+        timezone: '',
+        latitude: null,
+        longitude: null,
+        geo_hash: '',
+        precision: 'country',
+        accuracy_radius_km: null,
       },
       // Nothing observed: the risk score is the prior of a datacenter network (docs/intelligence.md, "Risk score").
       intelligence: { risk_score: 15, behavior: [], categories: [], devices: [], providers: [] },
     });
+  });
+
+  it('should answer 6to4 and Teredo addresses with the network and location of the IPv4 address they carry, and name it', async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team();
+    const v4 = (await app.http.inject({ url: '/api/v4/lookup/ip/8.8.8.8', headers: { 'x-api-key': key } })).json();
+    for (const [ip, via] of [
+      ['2002:808:808::1', '6to4'],
+      ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'teredo'],
+    ]) {
+      const res = await app.http.inject({ url: `/api/v4/lookup/ip/${ip}`, headers: { 'x-api-key': key } });
+      assert.equal(res.statusCode, 200, ip);
+      const body = res.json();
+      assert.equal(body.ip, ip, ip);
+      assert.deepEqual(body.embedded_ipv4, { ip: '8.8.8.8', via }, ip);
+      assert.deepEqual([body.network, body.location], [v4.network, v4.location], ip);
+      assert.deepEqual(Object.keys(body), ['ip', 'network', 'location', 'intelligence', 'embedded_ipv4'], ip);
+    }
+    const plain = await app.http.inject({ url: '/api/v4/lookup/ip/2001:4860:4860::8888', headers: { 'x-api-key': key } });
+    assert.equal(plain.json().embedded_ipv4, undefined);
   });
 
   it('should accept raw IPv6 colons, canonicalise, and look up IPv4-mapped IPv6 as IPv4', async (t) => {
@@ -37,7 +70,8 @@ describe('GET /api/v4/lookup/ip/{ip}', () => {
     assert.equal(v6.json().network.asn, 15169);
     const mapped = await app.http.inject({ url: '/api/v4/lookup/ip/::ffff:8.8.8.8', headers: { 'x-api-key': key } });
     assert.equal(mapped.json().ip, '8.8.8.8');
-    assert.equal(mapped.json().location.city, 'Mountain View');
+    assert.equal(mapped.json().embedded_ipv4, undefined);
+    assert.deepEqual([mapped.json().network.anycast, mapped.json().location.country], [true, 'US']);
   });
 
   it("should answer the router's own refusals (bad percent-encoding, overlong segment) as problem+json with a request id, charging nothing", async (t) => {
@@ -66,12 +100,13 @@ describe('GET /api/v4/lookup/ip/{ip}', () => {
     assert.match(res.body, /"asn":4294967294/);
   });
 
-  it('should answer 200 with asn 0 and empty location for private addresses', async (t) => {
+  it('should answer 200 with asn 0, the bogon flag and no place for private addresses', async (t) => {
     const app = await buildTestApp(t);
     const { key } = await app.team();
     const res = await app.http.inject({ url: '/api/v4/lookup/ip/10.0.0.1', headers: { 'x-api-key': key } });
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().network.asn, 0);
+    assert.deepEqual([res.json().network.bogon, res.json().network.anycast], [true, false]);
     assert.deepEqual(res.json().location, {
       country: '',
       state: '',
@@ -80,6 +115,8 @@ describe('GET /api/v4/lookup/ip/{ip}', () => {
       latitude: null,
       longitude: null,
       geo_hash: '',
+      precision: 'none',
+      accuracy_radius_km: null,
     });
   });
 
