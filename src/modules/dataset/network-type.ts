@@ -2,20 +2,25 @@ import type { NetworkType } from '../lookup/ip-dataset.ts';
 
 /**
  * network.type of an announced network, from its ASN and registered organisation name: curated ASN
- * groups first, then keyword rules on the name, else CORPORATE. Each group says where it comes from.
+ * groups first, then keyword rules on the name, else UNKNOWN. Each group and rule says where it comes
+ * from, and the verdict carries it (stored in the dataset, shown by `?explain=true`).
  * The holders named in the comments are those the packaged RouteViews/NRO/DB-IP data
  * (@ip-location-db/asn) registers for each ASN; network-type.test.ts checks that every curated ASN is
  * in that data and that a sample of them (and of the name rules) classify as their holders say.
  * The type is stored in ip-dataset.bin at build time: after changing a rule, run `umbra data build`.
  */
 interface AsnGroup {
+  /** Short name of the group, as `?explain=true` gives it. */
+  name: string;
   type: NetworkType;
+  /** Where the group's knowledge comes from. */
   source: string;
   asns: number[];
 }
 
 export const ASN_GROUPS: AsnGroup[] = [
   {
+    name: 'cloud and hosting operators',
     type: 'DATACENTER',
     source:
       "cloud and hosting operators' own ASNs (registry records; the comments name each ASN's registered holder as the packaged ASN data gives it)",
@@ -106,9 +111,25 @@ export const ASN_GROUPS: AsnGroup[] = [
       46606,
       26347,
       22612, // Unified Layer (Bluehost), DreamHost, Namecheap
+      202425,
+      30058,
+      43350,
+      24875, // IP Volume, FDCservers, NForce Entertainment, NovoServe: dedicated-server hosts without a telling word in their names
+      46844,
+      32097,
+      210644,
+      397423,
+      62904,
+      35916,
+      33387,
+      9370,
+      18779,
+      133752,
+      60404, // Sharktech, WholeSale Internet, Aeza, Tier.Net, Eonix, Multacom, Nocix, Sakura Internet, EGIHosting, Leaseweb HK, The Infrastructure Group
     ],
   },
   {
+    name: 'mobile operators',
     type: 'MOBILE',
     source: "mobile network operators' ASNs that carry their cellular customers (registry records; the comments name each holder)",
     asns: [
@@ -148,9 +169,37 @@ export const ASN_GROUPS: AsnGroup[] = [
       46347,
       29946,
       396181, // Carolina West Wireless, Union Wireless, SouthernLINC Wireless: US regional cellular carriers
+      26599, // Telefonica Brasil's Vivo mobile network (its fixed network is AS18881, AS27699)
+      6805, // Telefonica Germany (O2)
+      1267, // WIND TRE
+      9644, // SK Telecom
+      36992,
+      37069,
+      24835, // Etisalat Misr, Orange Egypt (Mobinil), Vodafone Egypt
+      26611, // Claro Colombia (Comcel)
+      12430, // Vodafone Spain (its cable network is AS6739, ONO)
+      4761,
+      45727, // Indosat Ooredoo Hutchison
+      16637, // MTN South Africa
+      37693, // Ooredoo Tunisia
+      36925,
+      36903, // Orange Maroc (Meditel), Maroc Telecom's mobile network
+      25400, // Telia Norway (ex-NetCom)
+      35819, // Mobily (Etihad Etisalat)
+      12400, // Partner Communications
+      31133,
+      25159, // MegaFon
+      15895, // Kyivstar
+      134927,
+      55644, // Vodafone Idea
+      132199, // Globe Telecom
+      9587, // DTAC
+      38466, // U Mobile
+      12252, // America Movil Peru (Claro)
     ],
   },
   {
+    name: 'satellite operators',
     type: 'SATELLITE',
     source:
       "satellite operators' ASNs (the operators' registrations: SpaceX/Starlink, Hughes, Viasat, Inmarsat, Eutelsat/OneWeb, Intelsat, Telesat, Iridium, Globalstar, Thuraya, maritime VSAT providers)",
@@ -219,11 +268,13 @@ export const ASN_GROUPS: AsnGroup[] = [
     ],
   },
   {
+    name: 'in-flight connectivity',
     type: 'IN_FLIGHT_WIFI',
     source: "in-flight connectivity providers' ASNs (Panasonic Avionics, Gogo Business Aviation, Anuvu ex-Global Eagle)",
     asns: [64294, 132011, 394603, 11167, 400110],
   },
   {
+    name: 'research and education networks',
     type: 'ACADEMIC',
     source:
       'research and education networks: GÉANT member NRENs and peers (GÉANT, Internet2, ESnet, CANARIE, AARNet, ...), and universities ' +
@@ -271,14 +322,39 @@ export const ASN_GROUPS: AsnGroup[] = [
       3582,
       4,
       3999, // MIT, Stanford, UC Berkeley, CMU, Indiana, Princeton, Georgia Tech, UCSD, Oregon, USC, Penn State
+      1659,
+      237, // TANet (Taiwan), Merit Network (Michigan)
     ],
   },
   {
+    name: 'government networks',
     type: 'GOVERNMENT',
-    source: 'government registrants (ARIN records: DoD Network Information Center, NASA, IRS)',
-    asns: [721, 27064, 27065, 27066, 5927, 297, 24, 30313],
+    source: 'government registrants (registry records: US DoD, NASA, IRS, USDA, USPS, UK Ministry of Defence, China eGovNet)',
+    asns: [
+      721,
+      27064,
+      27065,
+      27066,
+      5927,
+      297,
+      24,
+      30313,
+      749,
+      56,
+      367,
+      306,
+      668,
+      1540, // US Department of Defense and its Network Information Center, US Army (USAISC)
+      270,
+      4155,
+      5774,
+      1761, // NASA, USDA, US Postal Service, Texas General Services Commission
+      203665, // UK Ministry of Defence
+      37937, // China eGovNet
+    ],
   },
   {
+    name: 'consumer ISPs',
     type: 'RESIDENTIAL',
     source: "consumer broadband ISPs' main ASNs (cable, DSL and fibre incumbents; the operators' own registrations)",
     asns: [
@@ -344,61 +420,207 @@ export const ASN_GROUPS: AsnGroup[] = [
       28573,
       22927,
       7303, // Latin America
+      2516, // KDDI
+      15557, // SFR
+      17858,
+      3786, // LG U+ (LG Powercomm, LG Dacom)
+      3301,
+      1759,
+      1257, // Telia Sweden, Telia Finland, Tele2 Sweden
+      4804, // Optus
+      9829, // BSNL
+      9824, // J:COM
+      4230, // Claro Brasil (Embratel)
+      8359, // MTS
+      3209, // Vodafone Germany's DSL and cable network (Arcor, Kabel Deutschland), not its mobile network
+      5378, // Vodafone UK's fixed network (its mobile network is AS25135)
+      7029,
+      6389,
+      19901,
+      6079,
+      19108,
+      16591, // Windstream, AT&T (BellSouth), Brightspeed, RCN, Suddenlink, Google Fiber
+      5410,
+      12479,
+      3292,
+      8447,
+      5384,
+      8434,
+      9158,
+      2119,
+      6848,
+      719,
+      3243,
+      2860,
+      5483,
+      5610,
+      12741, // Bouygues, Orange Spain, TDC, A1, Etisalat, Telenor (SE, DK, NO), Telenet, Elisa, MEO, NOS, Magyar Telekom, O2 CZ, Netia
+      3216,
+      9049,
+      6849,
+      6697, // Vimpelcom (Beeline), ER-Telecom, Ukrtelecom, Beltelecom
+      8452,
+      6713,
+      36947,
+      25019,
+      58224,
+      17557, // Telecom Egypt, Maroc Telecom, Algerie Telecom, STC, TCI (Iran), PTCL
+      4812,
+      4808,
+      9394,
+      17816, // China Telecom and China Unicom provincial networks, China Tietong
+      17506,
+      2527,
+      2518,
+      17511,
+      7713,
+      24560, // ARTERIA, Sony (So-net), BIGLOBE, OPTAGE, Telkom Indonesia, Airtel broadband
+      8167,
+      3816,
+      13489,
+      7418,
+      8048,
+      6057,
+      6147,
+      28006, // V.tal, Movistar Colombia, Tigo UNE, Movistar Chile, CANTV, ANTEL, Movistar Peru, CNT
     ],
+  },
+  {
+    name: 'transit carriers',
+    type: 'CORPORATE',
+    source:
+      "backbone carriers' ASNs: transit and enterprise services, no consumer access lines (the operators' own descriptions of their networks)",
+    asns: [
+      3356,
+      3549,
+      3561,
+      174,
+      1239, // Lumen (Level 3, Global Crossing, Savvis), Cogent (and ex-Sprint)
+      3257,
+      2914,
+      1299,
+      6453,
+      6762,
+      6461,
+      6939,
+      3491,
+      4637,
+      5511,
+      12956,
+      9002,
+      20485, // GTT, NTT, Arelion, Tata, Sparkle, Zayo, Hurricane Electric, PCCW Global, Telstra International, Orange International, Telefonica Global, RETN, TransTelecom
+      2828,
+      702,
+      1273,
+      9498,
+      4847,
+      2497,
+      3741, // Verizon Business (XO, EMEA), Vodafone (ex-Cable & Wireless), Airtel backbone, China Networks Inter-Exchange, IIJ, Dimension Data
+    ],
+  },
+  {
+    name: 'enterprise networks',
+    type: 'CORPORATE',
+    source: "large companies' own networks (registry records name the company; none sells network access)",
+    asns: [714, 521, 31399, 6253, 4249, 10794, 11003, 7054, 209502],
   },
 ];
 
 const BY_ASN = new Map<number, AsnGroup>();
 for (const g of ASN_GROUPS) for (const a of g.asns) BY_ASN.set(a, g);
 
+/** One keyword rule: the type it gives, what the words mean, and the words. */
+interface NameRule {
+  type: NetworkType;
+  /** Why those words mean that type, as `?explain=true` gives it. */
+  means: string;
+  re: RegExp;
+}
+
 /**
  * Keyword rules on the registered organisation name, first match wins; checked against samples of
  * the 91k names in the packaged ASN data (e.g. most names with "Wireless" are fixed-wireless ISPs,
- * not mobile carriers; "Hughes Federal Credit Union" and "Starlink Crimea" are not satellite networks).
+ * not mobile carriers; "Hughes Federal Credit Union" and "Starlink Crimea" are not satellite networks;
+ * "Vodafone" names fixed networks too, so it is no mobile keyword: Vodafone's mobile ASNs are curated).
  */
-const BY_NAME: Array<[RegExp, NetworkType]> = [
+const BY_NAME: NameRule[] = [
   // Banks and credit unions run company networks, whatever else their names say ("University Federal Credit Union").
-  [/\b(CREDIT UNION|BANK|BANCO|BANQUE)\b/i, 'CORPORATE'],
-  [
-    /\b(IN-?FLIGHT (CONNECTIVITY|WI-?FI|INTERNET|ENTERTAINMENT)|PANASONIC AVIONICS|GOGO (BUSINESS AVIATION|LLC|INC)|ANUVU|GLOBAL EAGLE|SMARTSKY)\b/i,
-    'IN_FLIGHT_WIFI',
-  ],
-  [
-    /\b(SATELLITES?|SATELITAL|SATELITE|VSAT|SPACE EXPLORATION TECHNOLOGIES|HUGHES (NETWORK|COMMUNICATIONS|TELECOMUNICACOES)|INMARSAT|VIASAT|IRIDIUM SATELLITE|EUTELSAT|ONEWEB|INTELSAT|GLOBALSTAR|SKYLOGIC|MARLINK|SPEEDCAST|KACIFIC)\b/i,
-    'SATELLITE',
-  ],
-  [
-    /\b(UNIVERSITY|UNIVERSIT(AT|ÄT|Y|A|E|É|EIT|ET|AS|ATEA)|UNIVERSIDAD|UNIVERSIDADE|UNIWERSYTET|HOCHSCHULE|COLLEGE|POLYTECHNIC|POLITECNICO|POLITECHNIKA|INSTITUTE OF TECHNOLOGY|ACADEMY OF SCIENCES?|ACADEMIC|RESEARCH (AND|&) EDUCATION|EDUCATION (AND|&) RESEARCH|EDUCATION(AL)? NETWORK|RESEARCH NETWORK|FORSCHUNGSNETZ|ENSINO E PESQUISA|SCHOOL DISTRICT|PUBLIC SCHOOLS|HIGHER (PROFESSIONAL )?EDUCATION)\b/i,
-    'ACADEMIC',
-  ],
-  [
-    /\b(GOVERNMENT|GOVT|MINISTRY|MINISTERIO|MINISTERE|MINISTERIUM|BUNDESAMT|DEPARTMENT OF (DEFEN[CS]E|STATE|JUSTICE|ENERGY|HOMELAND|VETERANS|HEALTH|THE TREASURY|AGRICULTURE|TRANSPORTATION|COMMERCE|LABOR|THE INTERIOR|ADMINISTRATION|EDUCATION|TECHNOLOGY|INFORMATION TECHNOLOGY|REVENUE|CORRECTIONS|MOTOR VEHICLES)|FEDERAL STATE (BUDGETARY|UNITARY|AUTONOMOUS|INSTITUTION)|DOD NETWORK|CITY OF|COUNTY OF|COUNTY( GOVERNMENT)?$|STATE OF|COMMONWEALTH OF|MUNICIPALITY|MUNICIPAL|PREFECTURE|PARLIAMENT|NATIONAL AERONAUTICS AND SPACE|INTERNAL REVENUE SERVICE|ARMED FORCES|AIR FORCE)\b/i,
-    'GOVERNMENT',
-  ],
-  [
-    /\b(HOSTING|HOSTER|WEBHOST(ING)?|HOST|CLOUD|DATA ?CENT(ER|RE)S?|SERVERS?|VPS|VDS|COLO(CATION)?|DEDICATED|COMPUTE|CDN|CONTENT DELIVERY|IDC|HETZNER|OVH|DIGITALOCEAN|LINODE|VULTR|LEASEWEB|CONTABO|CHOOPA|M247|DATACAMP)\b/i,
-    'DATACENTER',
-  ],
-  [/\b(MOBILE|MOBILITY|CELLULAR|CELLCO|LTE|5G|GSM|TELCEL|MOVIL|MÓVIL|MOBILFUNK|T-MOBILE|TELKOMSEL|VODAFONE)\b/i, 'MOBILE'],
-  [
-    /\b(WIRELESS|WISP|TELECOMS?|TELEKOM|TELECOMUNICA\w*|TELECOMMUNICATIONS?|BROADBAND|CABLE|CABLEVISION|COMMUNICATIONS?|INTERNET SERVICES?|INTERNET PROVIDER|ISP|FIBRE|FIBER|FIBRA|DSL|TELEPHONE|TELEFONICA|TELCO|NETWORKS?|COMCAST|CHARTER|VERIZON|AT&T|ORANGE|TELSTRA)\b/i,
-    'RESIDENTIAL',
-  ],
+  {
+    type: 'CORPORATE',
+    means: 'a bank or insurer: its own company network',
+    re: /\b(CREDIT UNION|BANK|BANCO|BANQUE|PANKKI|SPARKASSE|INSURANCE|ASSURANCE|VERSICHERUNG\w*|FINANCIAL)\b/i,
+  },
+  {
+    type: 'IN_FLIGHT_WIFI',
+    means: 'an in-flight connectivity provider',
+    re: /\b(IN-?FLIGHT (CONNECTIVITY|WI-?FI|INTERNET|ENTERTAINMENT)|PANASONIC AVIONICS|GOGO (BUSINESS AVIATION|LLC|INC)|ANUVU|GLOBAL EAGLE|SMARTSKY)\b/i,
+  },
+  {
+    type: 'SATELLITE',
+    means: 'a satellite operator',
+    re: /\b(SATELLITES?|SATELITAL|SATELITE|VSAT|SPACE EXPLORATION TECHNOLOGIES|HUGHES (NETWORK|COMMUNICATIONS|TELECOMUNICACOES)|INMARSAT|VIASAT|IRIDIUM SATELLITE|EUTELSAT|ONEWEB|INTELSAT|GLOBALSTAR|SKYLOGIC|MARLINK|SPEEDCAST|KACIFIC)\b/i,
+  },
+  {
+    type: 'ACADEMIC',
+    means: 'a university, school or research network',
+    re: /\b(UNIVERSITY|UNIVERSIT(AT|ÄT|Y|A|E|É|EIT|ET|AS|ATEA)|UNIVERSIDAD|UNIVERSIDADE|UNIWERSYTET|HOCHSCHULE|COLLEGE|POLYTECHNIC|POLITECNICO|POLITECHNIKA|INSTITUTE OF TECHNOLOGY|ACADEMY OF SCIENCES?|ACADEMIC|RESEARCH (AND|&) EDUCATION|EDUCATION (AND|&) RESEARCH|EDUCATION(AL)? NETWORK|RESEARCH NETWORK|FORSCHUNGSNETZ|ENSINO E PESQUISA|SCHOOL DISTRICT|PUBLIC SCHOOLS|HIGHER (PROFESSIONAL )?EDUCATION)\b/i,
+  },
+  {
+    type: 'GOVERNMENT',
+    means: 'a public body',
+    re: /\b(GOVERNMENT|GOVT|PEMERINTAH|E-?GOVERNANCE|MINISTRY|MINISTERIO|MINISTERE|MINISTERIUM|BUNDESAMT|DEPARTMENT OF (DEFEN[CS]E|STATE|JUSTICE|ENERGY|HOMELAND|VETERANS|HEALTH|THE TREASURY|AGRICULTURE|TRANSPORTATION|COMMERCE|LABOR|THE INTERIOR|ADMINISTRATION|EDUCATION|TECHNOLOGY|INFORMATION TECHNOLOGY|REVENUE|CORRECTIONS|MOTOR VEHICLES)|FEDERAL STATE (BUDGETARY|UNITARY|AUTONOMOUS|INSTITUTION)|DOD NETWORK|CITY OF|COUNTY OF|COUNTY( GOVERNMENT)?$|STATE OF|COMMONWEALTH OF|MUNICIPALITY|MUNICIPAL|PREFECTURE|PARLIAMENT|NATIONAL AERONAUTICS AND SPACE|INTERNAL REVENUE SERVICE|ARMED FORCES|AIR FORCE|FIRE (AND|&) RESCUE|POLICE)\b/i,
+  },
+  {
+    // Registries and exchange points have "Internet" in their names but serve no users.
+    type: 'CORPORATE',
+    means: 'an Internet registry or exchange point: infrastructure, no users',
+    re: /\b(REGISTRATION AUTHORITY|REGISTRY|INTERNET EXCHANGE|EXCHANGE POINT|NETWORK INFORMATION CENT(ER|RE))\b/i,
+  },
+  {
+    type: 'DATACENTER',
+    means: 'a hosting, cloud or CDN operator',
+    // Hosting words also start or end brand names ("CloudKleyer", "FDCservers", "Serverio"), so some have no boundary on that side.
+    re: /(\b(HOSTING|HOSTER|WEBHOST(ING)?|HOST|HOSTED|CLOUD\w*|DATA ?CENT(ER|RE)S?|RECHENZENTRUM|SERVER\w*|VPS|VDS|SEEDBOX|COLO(CATION)?|DEDICATED|COMPUTE|CDN|CONTENT DELIVERY|IDC|HETZNER|OVH|DIGITALOCEAN|LINODE|VULTR|LEASEWEB|CONTABO|CHOOPA|M247|DATACAMP)\b|\w(HOSTING|SERVERS|CLOUD)\b)/i,
+  },
+  {
+    type: 'MOBILE',
+    means: 'a mobile operator',
+    re: /\b(MOBILE|MOBILITY|CELLULAR|CELLCO|LTE|5G|GSM|TELCEL|MOVIL|MÓVIL|MOBILFUNK|T-MOBILE|TELKOMSEL)\b/i,
+  },
+  {
+    type: 'RESIDENTIAL',
+    means: 'an access ISP (telecom, broadband, cable or fibre operator)',
+    re: /(\b(WIRELESS|WISP|TELECOMS?|TELEKOM\w*|TELECOMUNICA\w*|TELECOMMUNICATIONS?|TELEKOMMUNIKA\w*|COMUNICA(CAO|COES|CIONES)|ILETISIM|BROADBAND|CABLE|CABLEVISION|COMMUNICATIONS?|INTERNET|ISP|PROVEDOR|FIBRE|FIBER|FIBRA|DSL|TELEPHONE|TELEFONICA|TELCO|NETWORKS?|SIECI KOMPUTEROWE|COMCAST|CHARTER|VERIZON|AT&T|ORANGE|TELSTRA)\b|\w(TELECOM|NET)\b)/i,
+  },
+  {
+    type: 'CORPORATE',
+    means: 'a company outside the network business: its own network',
+    re: /\b(PHARMA\w*|HOSPITALS?|HEALTH ?CARE|CLINIC|MOTORS?|AUTOMOTIVE|AIRLINES?|AIRWAYS|RAILWAYS?|JEWEL\w*|CHURCH|MISSION|HOTELS?|RESORTS?|ENGINEERING|MANUFACTURING|FOODS?|RETAIL|STORES|LOGISTICS|CHEMICALS?|ENERGY|ELECTRICITE|PETROLEUM|OIL|MINING|STEEL|CONSTRUCTION|PROPERTY|ILLUMINAZIONE|PRINTING|SOFTWARE|GAMES|ENTERTAINMENT|STUDIOS|INDUSTRIES|HOLDINGS)\b/i,
+  },
 ];
+
+/** Where a network type came from: a curated ASN group, the registered name, or nothing (UNKNOWN). */
+export type NetworkTypeSource = 'asn' | 'name' | 'none';
 
 export interface NetworkTypeVerdict {
   type: NetworkType;
-  /** Which rule decided: `asn: <group source>`, `name: <pattern>` or `default`. */
-  rule: string;
+  source: NetworkTypeSource;
+  /** In words: the curated group and where its knowledge comes from, or the keyword matched and what it means. */
+  reason: string;
 }
 
-/** The type and the rule that gave it (for evidence and tests). */
+const NO_EVIDENCE = 'no curated entry for the ASN and no telling word in its registered name';
+
+/** The type and where it came from (stored with each network, shown by `?explain=true`). */
 export function explainNetworkType(asn: number, name: string): NetworkTypeVerdict {
   const group = BY_ASN.get(asn);
-  if (group) return { type: group.type, rule: `asn: ${group.source}` };
-  for (const [re, type] of BY_NAME) if (re.test(name)) return { type, rule: `name: ${re.source}` };
-  // An organisation that is none of the above runs its own network: a company, most likely.
-  return { type: 'CORPORATE', rule: 'default' };
+  if (group) return { type: group.type, source: 'asn', reason: `AS${asn} is in the curated ${group.name} group: ${group.source}` };
+  for (const rule of BY_NAME) {
+    const m = rule.re.exec(name);
+    if (m) return { type: rule.type, source: 'name', reason: `registered name "${name}" has "${m[0]}": ${rule.means}` };
+  }
+  // Nothing known: no silent CORPORATE.
+  return { type: 'UNKNOWN', source: 'none', reason: NO_EVIDENCE };
 }
 
 export function classifyNetwork(asn: number, name: string): NetworkType {
