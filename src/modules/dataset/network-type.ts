@@ -1,4 +1,4 @@
-import type { NetworkType } from '../lookup/ip-dataset.ts';
+import type { NetworkType, NetworkTypeSource } from '../lookup/ip-dataset.ts';
 
 /**
  * network.type of an announced network, from its ASN and registered organisation name: curated ASN
@@ -599,12 +599,10 @@ const BY_NAME: NameRule[] = [
   },
 ];
 
-/** Where a network type came from: a curated ASN group, the registered name, or nothing (UNKNOWN). */
-export type NetworkTypeSource = 'asn' | 'name' | 'none';
-
 export interface NetworkTypeVerdict {
   type: NetworkType;
-  source: NetworkTypeSource;
+  /** A curated ASN group, the registered name, or nothing (UNKNOWN); imported lists come later, at lookup time. */
+  source: Exclude<NetworkTypeSource, 'list'>;
   /** In words: the curated group and where its knowledge comes from, or the keyword matched and what it means. */
   reason: string;
 }

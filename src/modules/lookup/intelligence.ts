@@ -56,8 +56,17 @@ export type EvidenceSource =
     }
   | { source: 'overlay'; action: 'allow' | 'deny'; cidr: string; created_at: number };
 
+/** Where an answer's network.type came from: `source` asn (a curated ASN group), name (a keyword of the registered name), list (an imported network list) or none. */
+export interface NetworkEvidence {
+  type: string;
+  source: string;
+  reason: string;
+}
+
 /** `?explain=true`: why the intelligence says what it says (a top-level member of the IP result). */
 export interface Evidence {
+  /** Set by the lookup, which knows the network (intelligence sources do not). */
+  network?: NetworkEvidence;
   categories: Array<{ category: string; sources: EvidenceSource[] }>;
   providers: Array<{ provider: string; type: string; sources: EvidenceSource[] }>;
   behavior: Array<{ behavior: string; sources: EvidenceSource[] }>;

@@ -80,7 +80,7 @@ export class LookupService {
       network: view.network(ip),
       location: view.dataset.location(ip),
       intelligence,
-      evidence: evidence ?? emptyEvidence(intelligence.risk_score),
+      evidence: { network: view.networkEvidence(ip), ...(evidence ?? emptyEvidence(intelligence.risk_score)) },
     };
   }
 
