@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { parseIp } from '../../src/lib/ip-address.ts';
 import { splitCsv } from '../../src/modules/dataset/sources.ts';
 import { explainNetworkType } from '../../src/modules/dataset/network-type.ts';
+import { ownerDomain } from '../../src/modules/dataset/network-owners.ts';
 import { parseList } from '../../src/modules/intel/lists/list-formats.ts';
 import type { IntelList } from '../../src/modules/intel/lists/intel-list.ts';
 import { networkTypeOverride } from '../../src/modules/intel/lists/network-type-override.ts';
@@ -159,7 +160,7 @@ function seeded(seed: number): () => number {
 }
 
 /** Random addresses of the announced space, each range weighted by its size: is the type from evidence? */
-function coverage(version: 4 | 6, sample: number): QualityResult {
+function coverage(version: 4 | 6, sample: number): QualityResult[] {
   const t = asnTable();
   const rnd = seeded(version === 4 ? 4 : 6);
   const rows: number[] = [];
@@ -177,19 +178,28 @@ function coverage(version: 4 | 6, sample: number): QualityResult {
     for (let k = 0; k < sample; k++) rows.push(t.v6.row[lowerBound(cum, rnd() * total)]!);
   }
   let right = 0;
+  let domains = 0;
   const types = new Map<string, number>();
   for (const r of rows) {
     const v = verdict(t.asn[r]!, t.name[r]!);
     if (v.evidence) right++;
+    if (ownerDomain(t.asn[r]!)) domains++;
     types.set(v.type, (types.get(v.type) ?? 0) + 1);
   }
   const mix = [...types].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${((100 * n) / sample).toFixed(0)} %`);
-  return {
-    name: `random routed IPv${version} addresses (by announced space) with a network.type from evidence, not a fallback`,
-    sample,
-    right,
-    detail: mix.join(', '),
-  };
+  return [
+    {
+      name: `random routed IPv${version} addresses (by announced space) with a network.type from evidence, not a fallback`,
+      sample,
+      right,
+      detail: mix.join(', '),
+    },
+    {
+      name: `random routed IPv${version} addresses with network.domain (network.org is the registered holder for all of them)`,
+      sample,
+      right: domains,
+    },
+  ];
 }
 
 function lowerBound(cum: Float64Array, x: number): number {
@@ -255,7 +265,7 @@ export async function nettypeChecks(): Promise<QualityResult[]> {
     ...labelled('random_a', 'random ASNs, sample A (hand-labelled; names read while the keyword rules were revised)'),
     ...labelled('random_b', 'random ASNs, sample B, held out (hand-labelled; never used to write the rules)'),
     ...lists(),
-    coverage(4, 5000),
-    coverage(6, 5000),
+    ...coverage(4, 5000),
+    ...coverage(6, 5000),
   ];
 }
