@@ -116,7 +116,7 @@ describe('classifyNetwork over the real ASN data (@ip-location-db/asn)', () => {
     assert.deepEqual(explainNetworkType(57, 'University of Minnesota'), {
       type: 'ACADEMIC',
       source: 'name',
-      reason: 'registered name "University of Minnesota" has "University": a university, school or research network',
+      reason: 'the registered name (network.isp) has "University": a university, school or research network',
     });
     assert.deepEqual(explainNetworkType(16493, 'Abercrombie & Fitch'), {
       type: 'UNKNOWN',

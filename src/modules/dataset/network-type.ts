@@ -615,7 +615,7 @@ export function explainNetworkType(asn: number, name: string): NetworkTypeVerdic
   if (group) return { type: group.type, source: 'asn', reason: `AS${asn} is in the curated ${group.name} group: ${group.source}` };
   for (const rule of BY_NAME) {
     const m = rule.re.exec(name);
-    if (m) return { type: rule.type, source: 'name', reason: `registered name "${name}" has "${m[0]}": ${rule.means}` };
+    if (m) return { type: rule.type, source: 'name', reason: `the registered name (network.isp) has "${m[0]}": ${rule.means}` };
   }
   // Nothing known: no silent CORPORATE.
   return { type: 'UNKNOWN', source: 'none', reason: NO_EVIDENCE };
