@@ -1,4 +1,5 @@
 import type { ParsedIp } from '../../lib/ip-address.ts';
+import type { NetworkType, NetworkTypeEvidence } from './ip-dataset.ts';
 
 export interface Device {
   os: string;
@@ -56,12 +57,8 @@ export type EvidenceSource =
     }
   | { source: 'overlay'; action: 'allow' | 'deny'; cidr: string; created_at: number };
 
-/** Where an answer's network.type came from: `source` asn (a curated ASN group), name (a keyword of the registered name), list (an imported network list) or none. */
-export interface NetworkEvidence {
-  type: string;
-  source: string;
-  reason: string;
-}
+/** Where an answer's network.type came from, with the type it gave. */
+export type NetworkEvidence = NetworkTypeEvidence & { type: NetworkType };
 
 /** `?explain=true`: why the intelligence says what it says (a top-level member of the IP result). */
 export interface Evidence {

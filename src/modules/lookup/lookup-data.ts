@@ -1,6 +1,7 @@
 import { dataVersion, type DataVersion, type ListVersion } from './data-version.ts';
 import type { IpDataset, NetworkRecord, NetworkType, NetworkTypeEvidence } from './ip-dataset.ts';
 import type { ParsedIp } from '../../lib/ip-address.ts';
+import type { NetworkEvidence } from './intelligence.ts';
 
 /** The network a list's publisher owns: what an address of its list in no announced range belongs to. */
 export interface NetworkOwner {
@@ -34,7 +35,7 @@ export interface LookupView {
    */
   network(ip: ParsedIp): NetworkRecord;
   /** Where network(ip).type came from (`?explain=true`). */
-  networkEvidence(ip: ParsedIp): NetworkTypeEvidence & { type: NetworkType };
+  networkEvidence(ip: ParsedIp): NetworkEvidence;
 }
 
 const NOT_RECORDED: NetworkTypeEvidence = Object.freeze({
