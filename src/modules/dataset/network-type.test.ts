@@ -2,6 +2,7 @@ import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { packagedSources } from './dataset-builder.ts';
 import { ASN_GROUPS, classifyNetwork, explainNetworkType } from './network-type.ts';
+import { OWNER_DOMAINS, ownerDomain } from './network-owners.ts';
 import { readAsnCsv } from './sources.ts';
 
 /** ASN → registered name, from the packaged RouteViews/NRO/DB-IP ASN tables (the data the dataset is built from). */
@@ -29,6 +30,16 @@ describe('classifyNetwork over the real ASN data (@ip-location-db/asn)', () => {
         assert.ok(names.has(a), `AS${a} (${g.type}) is not in the packaged ASN data`);
       }
     }
+  });
+
+  it('should give curated domains only to real ASNs, as bare lower-case host names', () => {
+    assert.ok(OWNER_DOMAINS.size > 150, `${OWNER_DOMAINS.size} ASNs with a domain`);
+    for (const [asn, domain] of OWNER_DOMAINS) {
+      assert.ok(names.has(asn), `AS${asn} (${domain}) is not in the packaged ASN data`);
+      assert.match(domain, /^[a-z0-9-]+(\.[a-z0-9-]+)+$/, `AS${asn}`);
+    }
+    assert.equal(ownerDomain(16509), 'amazon.com');
+    assert.equal(ownerDomain(64512), undefined);
   });
 
   // [asn, the registered name it must have in the data, expected type]; the ASNs past the curated ones test the name rules.
