@@ -68,7 +68,7 @@ describe('classifyNetwork over the real ASN data (@ip-location-db/asn)', () => {
     [11537, /^Internet2$/, 'ACADEMIC'],
     [680, /Deutschen Forschungsnetzes/, 'ACADEMIC'],
     [57, /^University of Minnesota$/, 'ACADEMIC'],
-    [553, /^Universitaet Stuttgart$/, 'ACADEMIC'],
+    [1109, /^Universitaet Salzburg$/, 'ACADEMIC'],
     [34878, /^Karlsruhe Institute of Technology$/, 'ACADEMIC'],
     [400894, /^Humble Independent School District$/, 'ACADEMIC'],
     [24683, /^Federal State Budgetary Educational Institution of Higher Education "Orenburg/, 'ACADEMIC'],

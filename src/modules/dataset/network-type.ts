@@ -126,6 +126,10 @@ export const ASN_GROUPS: AsnGroup[] = [
       18779,
       133752,
       60404, // Sharktech, WholeSale Internet, Aeza, Tier.Net, Eonix, Multacom, Nocix, Sakura Internet, EGIHosting, Leaseweb HK, The Infrastructure Group
+      137718,
+      23724,
+      15830,
+      150436, // Volcano Engine, China Telecom's data centres (IDC), Equinix data centres, BytePlus
     ],
   },
   {
@@ -196,6 +200,22 @@ export const ASN_GROUPS: AsnGroup[] = [
       9587, // DTAC
       38466, // U Mobile
       12252, // America Movil Peru (Claro)
+      56045,
+      24445,
+      6306,
+      37492,
+      24444,
+      29975, // China Mobile provincial mobile network, China Mobile provincial mobile network, Movistar Venezuela mobile, Orange Tunisia, China Mobile provincial mobile network, Vodacom mobile
+      50266,
+      9674,
+      16232,
+      37168,
+      17421,
+      9141, // Odido (ex-T-Mobile Netherlands), Far EasTone mobile, TIM Italy's mobile network, Cell C mobile, Chunghwa Telecom's mobile network, Play (P4) mobile
+      8412,
+      9050,
+      36926,
+      36884, // Magenta (T-Mobile Austria), Orange Romania, Airtel Kenya mobile, inwi (Wana) mobile
     ],
   },
   {
@@ -324,6 +344,12 @@ export const ASN_GROUPS: AsnGroup[] = [
       3999, // MIT, Stanford, UC Berkeley, CMU, Indiana, Princeton, Georgia Tech, UCSD, Oregon, USC, Penn State
       1659,
       237, // TANet (Taiwan), Merit Network (Michigan)
+      553,
+      81,
+      2152,
+      1101,
+      3479,
+      210, // University of Stuttgart, MCNC, CENIC, SURFnet, University System of Georgia, Utah Education Network
     ],
   },
   {
@@ -351,6 +377,7 @@ export const ASN_GROUPS: AsnGroup[] = [
       1761, // NASA, USDA, US Postal Service, Texas General Services Commission
       203665, // UK Ministry of Defence
       37937, // China eGovNet
+      5972, // DoD Network Information Center
     ],
   },
   {
@@ -483,6 +510,39 @@ export const ASN_GROUPS: AsnGroup[] = [
       6057,
       6147,
       28006, // V.tal, Movistar Colombia, Tigo UNE, Movistar Chile, CANTV, ANTEL, Movistar Peru, CNT
+      13999,
+      6871,
+      9304,
+      6730,
+      11404,
+      10013, // Megacable, BT consumer broadband (Plusnet), HGC, Sunrise, Wave Broadband (Astound) cable, FreeBit
+      8402,
+      4725,
+      16086,
+      10620,
+      8881,
+      4181, // Beeline fixed broadband (ex-Corbina), SoftBank consumer broadband (ex-ODN), DNA, Claro Colombia fixed broadband (ex-Telmex), 1&1 consumer DSL, TDS Telecom
+      4760,
+      8708,
+      5713,
+      9924,
+      34984,
+      7738, // PCCW Netvigator broadband, Digi Romania cable and fibre, Telkom South Africa, Taiwan Fixed Network broadband, Superonline (Turkcell's fixed broadband), V.tal (Oi) fixed broadband
+      24863,
+      1680,
+      9812,
+      22047,
+      9269,
+      4780, // LINKdotNET, Cellcom Israel fixed line broadband, Oriental Cable Network, VTR, HKBN consumer broadband, SEEDNet
+      10010,
+      11830,
+      2519,
+      9198,
+      327934,
+      18403, // TOKAI Communications consumer ISP, ICE, ARTERIA apartment broadband, Kazakhtelecom, Tunisie Telecom, FPT Telecom consumer broadband
+      18126,
+      11492,
+      17552, // Chubu Telecommunications (commufa) consumer ISP, Cable One cable broadband, True Internet consumer broadband
     ],
   },
   {
@@ -516,13 +576,34 @@ export const ASN_GROUPS: AsnGroup[] = [
       4847,
       2497,
       3741, // Verizon Business (XO, EMEA), Vodafone (ex-Cable & Wireless), Airtel backbone, China Networks Inter-Exchange, IIJ, Dimension Data
+      2514,
+      2116,
+      4755,
+      7385,
+      8220,
+      2686, // NTT PC Communications, GlobalConnect Norway, Tata Communications India, Allstream business services, Colt, AT&T Global Network Services
+      51964, // Orange Business Services
     ],
   },
   {
     name: 'enterprise networks',
     type: 'CORPORATE',
     source: "large companies' own networks (registry records name the company; none sells network access)",
-    asns: [714, 521, 31399, 6253, 4249, 10794, 11003, 7054, 209502],
+    asns: [
+      714,
+      521,
+      31399,
+      6253,
+      4249,
+      10794,
+      11003,
+      7054,
+      209502, // Apple, Ford, Mercedes-Benz, Prudential, Eli Lilly, Bank of America, Procter & Gamble, Merck, EDF
+      10695,
+      2510,
+      1766,
+      8729, // Walmart corporate network, Fujitsu corporate network, Exxon Mobil corporate network, Credit Suisse corporate network
+    ],
   },
 ];
 
