@@ -135,9 +135,10 @@ describe('classifyNetwork over the real ASN data (@ip-location-db/asn)', () => {
       source: 'none',
       reason: 'no curated entry for the ASN and no telling word in its registered name',
     });
-    // Vodafone is no mobile keyword: a Vodafone network that is not curated says what its other words say.
-    assert.equal(classifyNetwork(64512, 'Vodafone Example Mobile'), 'MOBILE');
-    assert.equal(classifyNetwork(64512, 'Vodafone Example Kabel'), 'UNKNOWN');
+    // A Vodafone network is mobile unless a curated entry or a fixed-access word says otherwise.
+    assert.equal(classifyNetwork(64512, 'Vodafone Example'), 'MOBILE');
+    assert.equal(classifyNetwork(64512, 'Vodafone Kabel Example'), 'RESIDENTIAL');
+    assert.equal(classifyNetwork(3209, 'Vodafone GmbH'), 'RESIDENTIAL');
   });
 
   it('should give every class a plausible share of the real networks', () => {

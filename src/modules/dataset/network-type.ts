@@ -622,7 +622,8 @@ interface NameRule {
  * Keyword rules on the registered organisation name, first match wins; checked against samples of
  * the 91k names in the packaged ASN data (e.g. most names with "Wireless" are fixed-wireless ISPs,
  * not mobile carriers; "Hughes Federal Credit Union" and "Starlink Crimea" are not satellite networks;
- * "Vodafone" names fixed networks too, so it is no mobile keyword: Vodafone's mobile ASNs are curated).
+ * "Vodafone" names fixed networks too, so fixed-access words come before the mobile brands, and the
+ * large fixed Vodafone networks are curated).
  */
 const BY_NAME: NameRule[] = [
   // Banks and credit unions run company networks, whatever else their names say ("University Federal Credit Union").
@@ -668,6 +669,18 @@ const BY_NAME: NameRule[] = [
     type: 'MOBILE',
     means: 'a mobile operator',
     re: /\b(MOBILE|MOBILITY|CELLULAR|CELLCO|LTE|5G|GSM|TELCEL|MOVIL|MÓVIL|MOBILFUNK|T-MOBILE|TELKOMSEL)\b/i,
+  },
+  {
+    // Before the operator brands below: "Vodafone Kabel Deutschland" is a cable network.
+    type: 'RESIDENTIAL',
+    means: 'a fixed access network (cable, DSL, fibre or broadband)',
+    re: /\b(BROADBAND|CABLE|KABEL|CABLEVISION|CATV|DSL|FIBRE|FIBER|FIBRA)\b/i,
+  },
+  {
+    // Groups whose operating companies are mobile-first (their fixed networks, where large, are curated).
+    type: 'MOBILE',
+    means: 'a mobile-first operator group (Vodafone, MTN, Airtel, Zain, MegaFon, Three, Ooredoo, Tigo, Digicel, …)',
+    re: /\b(VODAFONE|MTN|AIRTEL|ZAIN|MEGAFON|HI3G|HUTCHISON 3G|OOREDOO|TIGO|MILLICOM|DIGICEL|SAFARICOM|KYIVSTAR|LIFECELL|TURKCELL|MOBILINK|ROSHAN|JAZZ|CELCOM|MAXIS|TRUEMOVE|DTAC|MOBILY|BEELINE|VIMPELCOM)\b/i,
   },
   {
     type: 'RESIDENTIAL',
