@@ -111,7 +111,10 @@ function verdict(asn: number, name: string): { type: string; evidence: boolean }
   return { type: v.type, evidence: v.source !== "none" };
 }
 
-function labelled(set: 'top200' | 'next100' | 'third100' | 'random_a' | 'random_b' | 'random_c', what: string): QualityResult[] {
+function labelled(
+  set: 'top200' | 'next100' | 'third100' | 'fourth100' | 'random_a' | 'random_b' | 'random_c',
+  what: string,
+): QualityResult[] {
   const t = asnTable();
   const labels = (JSON.parse(readFileSync(join(root, 'test/fixtures/network-type-labels.json'), 'utf8')) as Record<string, Label[]>)[set]!;
   let right = 0;
@@ -263,9 +266,10 @@ export async function nettypeChecks(): Promise<QualityResult[]> {
   return [
     ...labelled('top200', '200 largest ASNs by IPv4 space (hand-labelled; the rules curate them, so this is not a blind test)'),
     ...labelled('next100', 'ASNs ranked 201 to 300 by IPv4 space (hand-labelled; curated after one blind measure, so not blind now)'),
+    ...labelled('third100', 'ASNs ranked 301 to 400 by IPv4 space (hand-labelled; curated after one blind measure, so not blind now)'),
     ...labelled(
-      'third100',
-      'ASNs ranked 301 to 400 by IPv4 space that are not curated, held out (hand-labelled; never used to write the rules)',
+      'fourth100',
+      'ASNs ranked 401 to 500 by IPv4 space that are not curated, held out (hand-labelled; never used to write the rules)',
     ),
     ...labelled('random_a', 'random ASNs, sample A (hand-labelled; names read while the keyword rules were revised)'),
     ...labelled('random_b', 'random ASNs, sample B (hand-labelled; some misses seen before the last revision of the rules)'),

@@ -130,6 +130,10 @@ export const ASN_GROUPS: AsnGroup[] = [
       23724,
       15830,
       150436, // Volcano Engine, China Telecom's data centres (IDC), Equinix data centres, BytePlus
+      203020,
+      4694,
+      14340,
+      8426, // HostRoyale hosting, IDC Frontier data centres and cloud, Salesforce's cloud, Claranet managed hosting
     ],
   },
   {
@@ -216,6 +220,25 @@ export const ASN_GROUPS: AsnGroup[] = [
       9050,
       36926,
       36884, // Magenta (T-Mobile Austria), Orange Romania, Airtel Kenya mobile, inwi (Wana) mobile
+      36974,
+      36935,
+      16019,
+      12714,
+      15802,
+      3329, // MTN Côte d'Ivoire mobile, Vodafone Egypt mobile data, Vodafone Czech Republic, MegaFon mobile, du, Vodafone Greece
+      12091,
+      133612,
+      12912,
+      37075,
+      30986,
+      51207, // MTN South Africa mobile, Vodafone Australia mobile, T-Mobile Poland, Airtel Uganda mobile, MTN Ghana (Scancom) mobile, Free Mobile
+      55831,
+      12302,
+      44034,
+      13036,
+      24608,
+      37287, // Aircel mobile, Vodafone Romania, Tre Sweden (Hi3G) mobile, T-Mobile Czech Republic, WIND TRE (ex-H3G) mobile, Zain Zambia mobile
+      47377, // Orange Belgium
     ],
   },
   {
@@ -350,6 +373,9 @@ export const ASN_GROUPS: AsnGroup[] = [
       1101,
       3479,
       210, // University of Stuttgart, MCNC, CENIC, SURFnet, University System of Georgia, Utah Education Network
+      376,
+      7497,
+      600, // RISQ, CSTNET, OARnet
     ],
   },
   {
@@ -378,6 +404,10 @@ export const ASN_GROUPS: AsnGroup[] = [
       203665, // UK Ministry of Defence
       37937, // China eGovNet
       5972, // DoD Network Information Center
+      4010,
+      22284,
+      1226,
+      3633, // US Army Information Systems Command, US Department of the Interior, California Department of Technology, Province of British Columbia
     ],
   },
   {
@@ -543,6 +573,30 @@ export const ASN_GROUPS: AsnGroup[] = [
       18126,
       11492,
       17552, // Chubu Telecommunications (commufa) consumer ISP, Cable One cable broadband, True Internet consumer broadband
+      4685,
+      8551,
+      22561,
+      37457,
+      9416,
+      7459, // Asahi Net, Bezeq International consumer ISP, CenturyLink (Embarq) consumer broadband, Telkom South Africa, Taiwanese cable operator, Grande Communications cable
+      23969,
+      9617,
+      29695,
+      5391,
+      5466,
+      11776, // TOT (NT), J:COM cable, Lyse (Altibox) fibre broadband, Hrvatski Telekom, eir, Breezeline cable
+      17488,
+      29256,
+      17429,
+      11556,
+      9506,
+      23889, // Hathway cable broadband, Syrian Telecom, Beijing Gehua cable TV and broadband, Cable & Wireless Panama, Singtel consumer broadband (Magix), Mauritius Telecom
+      45758,
+      23700,
+      9145,
+      4739,
+      7992,
+      4811, // 3BB (Triple T Broadband), First Media cable broadband, EWE TEL consumer broadband, iiNet consumer broadband, Cogeco cable, China Telecom consumer network
     ],
   },
   {
@@ -583,6 +637,11 @@ export const ASN_GROUPS: AsnGroup[] = [
       8220,
       2686, // NTT PC Communications, GlobalConnect Norway, Tata Communications India, Allstream business services, Colt, AT&T Global Network Services
       51964, // Orange Business Services
+      5006,
+      6535,
+      37100,
+      20676,
+      9583, // Inteliquent, Telmex Chile business services, SEACOM, Plusnet Germany business carrier, Sify
     ],
   },
   {
@@ -603,6 +662,16 @@ export const ASN_GROUPS: AsnGroup[] = [
       2510,
       1766,
       8729, // Walmart corporate network, Fujitsu corporate network, Exxon Mobil corporate network, Credit Suisse corporate network
+      5619,
+      6619,
+      6878,
+      72,
+      109,
+      18676, // TietoEVRY IT services network, Samsung SDS corporate network, T-Systems, Schlumberger corporate network, Cisco corporate network, Avaya corporate network
+      30383,
+      1958,
+      7792,
+      158, // General Motors corporate network, NCR corporate network, 3M corporate network, Ericsson corporate network
     ],
   },
 ];
