@@ -110,7 +110,7 @@ describe('buildDataset', () => {
     });
     assert.deepEqual(ds.networkTypeEvidence(at('2001:db8::1')), {
       source: 'name',
-      reason: 'the registered name (network.isp) has "Broadband": an access ISP (telecom, broadband, cable or fibre operator)',
+      reason: 'the registered name (network.isp) has "Broadband": a fixed access network (cable, DSL, fibre or broadband)',
     });
     assert.deepEqual(ds.networkTypeEvidence(at('8.8.9.0')), {
       source: 'none',
