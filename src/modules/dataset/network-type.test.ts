@@ -73,6 +73,7 @@ describe('classifyNetwork over the real ASN data (@ip-location-db/asn)', () => {
     [400894, /^Humble Independent School District$/, 'ACADEMIC'],
     [24683, /^Federal State Budgetary Educational Institution of Higher Education "Orenburg/, 'ACADEMIC'],
     [721, /^DoD Network Information Center$/, 'GOVERNMENT'],
+    [637, /^DoD Network Information Center$/, 'GOVERNMENT'],
     [3472, /^United States Department of Defense/, 'GOVERNMENT'],
     [57968, /^Ministry of Foreign Affairs$/, 'GOVERNMENT'],
     [54332, /^City of Boise$/, 'GOVERNMENT'],

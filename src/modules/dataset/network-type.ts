@@ -705,7 +705,7 @@ const BY_NAME: NameRule[] = [
     // Registries and exchange points have "Internet" in their names but serve no users.
     type: 'CORPORATE',
     means: 'an Internet registry or exchange point: infrastructure, no users',
-    re: /\b(REGISTRATION AUTHORITY|REGISTRY|INTERNET EXCHANGE|EXCHANGE POINT|NETWORK INFORMATION CENT(ER|RE))\b/i,
+    re: /\b(REGISTRATION AUTHORITY|REGISTRY|INTERNET EXCHANGE|EXCHANGE POINT)\b/i,
   },
   {
     type: 'IN_FLIGHT_WIFI',
