@@ -7,6 +7,9 @@ import type { NetworkType, NetworkTypeSource } from '../lookup/ip-dataset.ts';
  * The holders named in the comments are those the packaged RouteViews/NRO/DB-IP data
  * (@ip-location-db/asn) registers for each ASN; network-type.test.ts checks that every curated ASN is
  * in that data and that a sample of them (and of the name rules) classify as their holders say.
+ * The groups hold every ASN of the 400 largest by announced IPv4 space whose business public sources
+ * tell (the operators' own descriptions); the data-quality report measures the rules against hand
+ * labels kept apart from them (test/fixtures/network-type-labels.json, docs/intelligence.md).
  * The type is stored in ip-dataset.bin at build time: after changing a rule, run `umbra data build`.
  */
 interface AsnGroup {
