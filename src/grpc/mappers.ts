@@ -75,6 +75,7 @@ export function evidenceSourceToProto(s: EvidenceSource): Record<string, unknown
 export function evidenceToProto(e: Evidence): Record<string, unknown> {
   const withSources = <T extends { sources: EvidenceSource[] }>(x: T) => ({ ...x, sources: x.sources.map(evidenceSourceToProto) });
   return {
+    network: e.network,
     categories: e.categories.map(withSources),
     providers: e.providers.map(withSources),
     behavior: e.behavior.map(withSources),

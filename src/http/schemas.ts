@@ -104,6 +104,19 @@ const RiskPart = Type.Object({ value: Type.Number(), from: Type.Union([Type.Stri
 /** `?explain=true` only; see docs/intelligence.md. */
 export const Evidence = Type.Object(
   {
+    network: Type.Optional(
+      Type.Object(
+        {
+          type: Type.String({ description: "the answer's network.type" }),
+          source: Type.String({
+            description:
+              '`asn` (a curated ASN group), `name` (a keyword of the registered name), `list` (an imported network list) or `none` (UNKNOWN: nothing is known)',
+          }),
+          reason: Type.String({ description: 'in words: the group and where its knowledge comes from, the keyword, or the list' }),
+        },
+        { description: 'where network.type came from' },
+      ),
+    ),
     categories: Type.Array(Type.Object({ category: Type.String(), sources: Type.Array(EvidenceSource) })),
     providers: Type.Array(Type.Object({ provider: Type.String(), type: Type.String(), sources: Type.Array(EvidenceSource) })),
     behavior: Type.Array(Type.Object({ behavior: Type.String(), sources: Type.Array(EvidenceSource) })),

@@ -53,7 +53,7 @@ export function ensureRealDataset(): Promise<string> {
     const sources = packagedSources();
     // Keyed by the sources and by the code that shapes the file, so a changed rule rebuilds it.
     const code = createHash('sha256');
-    for (const f of ['dataset-builder.ts', 'dataset-format.ts', 'network-type.ts', 'range-table.ts', 'sources.ts'])
+    for (const f of ['dataset-builder.ts', 'dataset-format.ts', 'network-type.ts', 'network-owners.ts', 'range-table.ts', 'sources.ts'])
       code.update(readFileSync(join(DATASET_CODE, f)));
     const key = `${Object.values(sources.versions).join('_')}-${code.digest('hex').slice(0, 12)}`;
     const file = join(CACHE, `ip-dataset-f${FORMAT_VERSION}-${key}.bin`);

@@ -20,7 +20,7 @@ function fixture(): { dir: string; sources: DatasetSources } {
       '',
     ].join('\n'),
   );
-  writeFileSync(join(dir, 'v6.csv'), '2001:db8::,2001:db8:ffff:ffff:ffff:ffff:ffff:ffff,64500,Example Net\n');
+  writeFileSync(join(dir, 'v6.csv'), '2001:db8::,2001:db8:ffff:ffff:ffff:ffff:ffff:ffff,64500,Example Broadband\n');
   const place = { country_code: 'DE', state1: 'Berlin', city: 'Berlin', latitude: 52.52, longitude: 13.405 };
   return {
     dir,
@@ -79,6 +79,43 @@ describe('buildDataset', () => {
     assert.equal(loc('9.0.0.1'), EMPTY_LOCATION);
     assert.equal(loc('2001:db8::ffff').city, 'Berlin');
     assert.equal(loc('2001:db8::1:0'), EMPTY_LOCATION);
+  });
+
+  it('should store the owner and where each type came from', async () => {
+    const { dir, sources } = fixture();
+    await buildDataset({ outFile: join(dir, 'ds.bin'), sources });
+    const ds = loadDataset(join(dir, 'ds.bin'));
+    const at = (a: string) => parseIp(a)!;
+    assert.deepEqual(ds.network(at('8.8.8.8')), {
+      asn: 15169,
+      isp: 'Google LLC',
+      type: 'DATACENTER',
+      org: 'Google LLC',
+      domain: 'google.com',
+      abuse_email: null,
+      abuse_phone: null,
+    });
+    assert.deepEqual(ds.networkTypeEvidence(at('8.8.8.8')), {
+      source: 'asn',
+      reason:
+        "AS15169 is in the curated cloud and hosting operators group: cloud and hosting operators' own ASNs (registry records; the comments name each ASN's registered holder as the packaged ASN data gives it)",
+    });
+    // A name with no telling word and no curated entry: nothing is claimed.
+    assert.equal(ds.network(at('9.0.0.1')).type, 'UNKNOWN');
+    assert.equal(ds.network(at('9.0.0.1')).org, 'Quoted, "Name" Inc');
+    assert.equal(ds.network(at('9.0.0.1')).domain, null);
+    assert.deepEqual(ds.networkTypeEvidence(at('9.0.0.1')), {
+      source: 'none',
+      reason: 'no curated entry for the ASN and no telling word in its registered name',
+    });
+    assert.deepEqual(ds.networkTypeEvidence(at('2001:db8::1')), {
+      source: 'name',
+      reason: 'the registered name (network.isp) has "Broadband": a fixed access network (cable, DSL, fibre or broadband)',
+    });
+    assert.deepEqual(ds.networkTypeEvidence(at('8.8.9.0')), {
+      source: 'none',
+      reason: 'the address is in no announced range of the ASN data',
+    });
   });
 
   it('should refuse files that are not datasets, truncated or of another format', async () => {

@@ -6,7 +6,8 @@ import ngeohash from 'ngeohash';
 import type { DatasetInfo } from '../lookup/ip-dataset.ts';
 import { parseIp } from '../../lib/ip-address.ts';
 import { encodeDataset, LOC_WORDS, NET_WORDS, NO_COORD, packStrings } from './dataset-format.ts';
-import { classifyNetwork } from './network-type.ts';
+import { explainNetworkType } from './network-type.ts';
+import { ownerDomain } from './network-owners.ts';
 import { mergeTables4, mergeTables6, PairInterner, V4TableBuilder, V6TableBuilder } from './range-table.ts';
 import { mmdbRecord, networkEnd, readAsnCsv, walkMmdb } from './sources.ts';
 import { Reader } from 'mmdb-lib';
@@ -94,7 +95,8 @@ export async function buildDataset(options: {
   const progress = options.onProgress ?? (() => {});
   const strings = new Interner();
 
-  // Network records: (asn, name) → index.
+  // Network records: (asn, name) → index. The registered name is both the ISP name and the owner's
+  // organisation (the registry's holder of the ASN); the domain comes from the curated owners.
   const netRecords: number[] = [];
   const netIndex = new Map<string, number>();
   const netRecord = (asn: number, org: string): number => {
@@ -102,7 +104,9 @@ export async function buildDataset(options: {
     let i = netIndex.get(key);
     if (i === undefined) {
       i = netRecords.length / NET_WORDS;
-      netRecords.push(asn, strings.id(org), strings.id(classifyNetwork(asn, org)));
+      const v = explainNetworkType(asn, org);
+      const id = strings.id(org);
+      netRecords.push(asn, id, strings.id(v.type), strings.id(v.source), strings.id(v.reason), id, strings.id(ownerDomain(asn) ?? ''));
       netIndex.set(key, i);
     }
     return i;

@@ -10,8 +10,9 @@ export const MAGIC = Buffer.from('UMBRAIP\u0001', 'latin1');
 /**
  * 2: one merged table per IP version, whose segments index (network, location) pairs.
  * 3: the string table as packed UTF-8 sections instead of a JSON array in the header.
+ * 4: network records carry where their type came from, and the owner's organisation and domain.
  */
-export const FORMAT_VERSION = 3;
+export const FORMAT_VERSION = 4;
 
 /**
  * v4/v6Starts: segment starts (1 or 4 words); v4/v6Segs: each segment's pair index; pairs: (network record | NONE, location record | NONE).
@@ -33,10 +34,11 @@ type ByteSection = 'strBytes';
 const BYTE_SECTIONS: ReadonlySet<SectionName> = new Set<SectionName>(['strBytes']);
 
 /**
- * Words per record: network = asn, isp string, type string; location = country, state, city, timezone, geohash strings, lat×1e4, lon×1e4
+ * Words per record: network = asn, isp string, type string, type source string (asn, name, none), type reason string,
+ * org string, domain string ('' for none); location = country, state, city, timezone, geohash strings, lat×1e4, lon×1e4
  * (lat/lon as int32, NO_COORD when unknown).
  */
-export const NET_WORDS = 3;
+export const NET_WORDS = 7;
 export const LOC_WORDS = 7;
 export const NO_COORD = -0x80000000;
 

@@ -7,6 +7,8 @@ import {
   type LocationRecord,
   type NetworkRecord,
   type NetworkType,
+  type NetworkTypeEvidence,
+  NOT_ANNOUNCED,
 } from '../lookup/ip-dataset.ts';
 import { ANYCAST_ASNS } from '../lookup/anycast.ts';
 import { answeredLocation, networkRecord } from '../lookup/honest-location.ts';
@@ -45,6 +47,8 @@ export interface DatasetRanges {
 }
 
 export interface LoadedIpDataset extends IpDataset {
+  /** Every built dataset records where its types came from. */
+  networkTypeEvidence(ip: ParsedIp): NetworkTypeEvidence;
   /** The segment tables behind network() and location(); no copy is made. */
   ranges(): DatasetRanges;
 }
@@ -140,10 +144,10 @@ export function samePages(prev: Sections, next: Sections): SamePages {
     }
     return pages;
   };
-  // Network records: asn, isp string, type string; locations: five strings, then the coordinates.
+  // Network records: asn, then six strings; locations: five strings, then the coordinates.
   return {
     strings,
-    nets: records(prev.netRecords, next.netRecords, NET_WORDS, [1, 2]),
+    nets: records(prev.netRecords, next.netRecords, NET_WORDS, [1, 2, 3, 4, 5, 6]),
     locs: records(prev.locRecords, next.locRecords, LOC_WORDS, [0, 1, 2, 3, 4]),
   };
 }
@@ -246,6 +250,14 @@ export class LoadedDataset implements LoadedIpDataset {
     return this.nets.get(i) ?? this.makeNetwork(i);
   }
 
+  networkTypeEvidence(ip: ParsedIp): NetworkTypeEvidence {
+    const i = ip.version === 4 ? this.seek4(ip.v4)[1]! : this.seek6(ip.v6)[4]!;
+    if (i < 0) return NOT_ANNOUNCED;
+    const r = this.s.netRecords;
+    const b = i * NET_WORDS;
+    return { source: this.strings.at(r[b + 3]!) as NetworkTypeEvidence['source'], reason: this.strings.at(r[b + 4]!) };
+  }
+
   location(ip: ParsedIp): LocationRecord {
     const i = ip.version === 4 ? this.seek4(ip.v4)[2]! : this.seek6(ip.v6)[5]!;
     if (i < 0) return EMPTY_LOCATION;
@@ -273,8 +285,8 @@ export class LoadedDataset implements LoadedIpDataset {
         asn,
         isp: this.strings.at(r[b + 1]!),
         type: this.strings.at(r[b + 2]!) as NetworkType,
-        org: null,
-        domain: null,
+        org: this.strings.at(r[b + 5]!) || null,
+        domain: this.strings.at(r[b + 6]!) || null,
         abuse_email: null,
         abuse_phone: null,
       },

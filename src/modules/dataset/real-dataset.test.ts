@@ -19,6 +19,14 @@ describe('the real IP dataset (DB-IP Lite + RouteViews/NRO ASN data)', () => {
     assert.equal(google.loc.geo_hash.length, 7);
     assert.ok(google.loc.latitude! > 24 && google.loc.latitude! < 50);
 
+    assert.equal(google.net.org, 'Google LLC');
+    assert.equal(google.net.domain, 'google.com');
+    assert.equal(ds.networkTypeEvidence(parseIp('8.8.8.8')!).source, 'asn');
+    // Issue 20's cases: a national ISP, a backbone carrier, Vodafone's German cable network.
+    assert.equal(at('106.128.0.1').net.type, 'RESIDENTIAL', 'KDDI');
+    assert.equal(at('4.2.2.2').net.type, 'CORPORATE', 'Level 3');
+    assert.equal(at('91.64.0.1').net.type, 'RESIDENTIAL', 'Vodafone GmbH (Kabel Deutschland)');
+
     assert.equal(at('1.1.1.1').net.asn, 13335);
     assert.equal(at('2001:4860:4860::8888').net.asn, 15169);
     const hetzner = at('2a01:4f8::1');

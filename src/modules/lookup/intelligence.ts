@@ -1,5 +1,5 @@
 import type { ParsedIp } from '../../lib/ip-address.ts';
-import type { NetworkType } from './ip-dataset.ts';
+import type { NetworkType, NetworkTypeEvidence } from './ip-dataset.ts';
 
 export interface Device {
   os: string;
@@ -60,8 +60,13 @@ export type EvidenceSource =
     }
   | { source: 'overlay'; action: 'allow' | 'deny'; cidr: string; created_at: number };
 
+/** Where an answer's network.type came from, with the type it gave. */
+export type NetworkEvidence = NetworkTypeEvidence & { type: NetworkType };
+
 /** `?explain=true`: why the intelligence says what it says (a top-level member of the IP result). */
 export interface Evidence {
+  /** Set by the lookup, which knows the network (intelligence sources do not). */
+  network?: NetworkEvidence;
   categories: Array<{ category: string; sources: EvidenceSource[] }>;
   providers: Array<{ provider: string; type: string; sources: EvidenceSource[] }>;
   behavior: Array<{ behavior: string; sources: EvidenceSource[] }>;

@@ -13,6 +13,21 @@ export type NetworkType =
   /** Not in any announced range (private, reserved, unrouted): not one of the contract's values, which are an open list. */
   | 'UNKNOWN';
 
+/** Where a network.type came from: a curated ASN group, the registered name, an imported list, or nothing. */
+export type NetworkTypeSource = 'asn' | 'name' | 'list' | 'none';
+
+/** The provenance of one answer's network.type (`?explain=true`). */
+export interface NetworkTypeEvidence {
+  source: NetworkTypeSource;
+  /** In words: the curated group and its source, the keyword matched, the list, or why nothing is known. */
+  reason: string;
+}
+
+export const NOT_ANNOUNCED: NetworkTypeEvidence = Object.freeze({
+  source: 'none',
+  reason: 'the address is in no announced range of the ASN data',
+}) as NetworkTypeEvidence;
+
 export interface NetworkRecord {
   /** AS number; 0 when the address is in no announced range. May exceed int32. */
   asn: number;
@@ -65,6 +80,8 @@ export interface IpDataset {
   readonly info: DatasetInfo;
   /** Never undefined: addresses in no range get UNKNOWN_NETWORK. */
   network(ip: ParsedIp): NetworkRecord;
+  /** Where network(ip).type came from; datasets that do not record it leave it out. */
+  networkTypeEvidence?(ip: ParsedIp): NetworkTypeEvidence;
   /** Never undefined: addresses in no range get EMPTY_LOCATION. */
   location(ip: ParsedIp): LocationRecord;
 }

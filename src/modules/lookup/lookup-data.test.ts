@@ -70,4 +70,45 @@ describe('LookupData', () => {
     assert.equal(data.view().network(ip('80.1.2.9')).type, 'RESIDENTIAL');
     assert.match(data.view().version.header, /lists=0:0$/);
   });
+
+  it("should give an address of a cloud's list that the ASN data does not announce the cloud's own ASN, and say why", () => {
+    const data = new LookupData({
+      ...dataset(1_700_000_000),
+      networkTypeEvidence: (a) =>
+        a.version === 4 && a.v4 >>> 24 === 80
+          ? { source: 'asn', reason: 'curated consumer ISP' }
+          : { source: 'none', reason: 'in no announced range' },
+    });
+    const lists = [list('DATACENTER', 'AWS', ['3.5.140.0/22', '80.9.0.0/16']), list('DATACENTER', 'HOSTER', ['80.1.2.0/24'])];
+    data.setLists(lists, networkTypeOverride(lists));
+    const v = data.view();
+    const aws = { asn: 16509, isp: 'Amazon.com, Inc.', org: 'Amazon.com, Inc.', domain: 'amazon.com' };
+    assert.deepEqual(v.network(ip('3.5.140.1')), { ...UNKNOWN_NETWORK, ...aws, type: 'DATACENTER' });
+    assert.equal(v.network(ip('3.5.140.1')), v.network(ip('3.5.143.255')), 'one shared record');
+    assert.deepEqual(v.networkEvidence(ip('3.5.140.1')), {
+      type: 'DATACENTER',
+      source: 'list',
+      reason:
+        'the address is in the imported DATACENTER list of AWS; the ASN data says UNKNOWN (in no announced range); ' +
+        "the ASN data has no ASN for it, so it is the publisher's AS16509",
+    });
+    // Where the ASN data has an owner, it stays: only the type is the list's.
+    assert.deepEqual(v.network(ip('80.9.0.1')), { ...ISP, type: 'DATACENTER' });
+    assert.deepEqual(v.network(ip('80.1.2.9')), { ...ISP, type: 'DATACENTER' });
+    assert.deepEqual(v.networkEvidence(ip('80.1.2.9')), {
+      type: 'DATACENTER',
+      source: 'list',
+      reason: 'the address is in the imported DATACENTER list of HOSTER; the ASN data says RESIDENTIAL (curated consumer ISP)',
+    });
+    assert.deepEqual(v.networkEvidence(ip('80.1.4.1')), { type: 'RESIDENTIAL', source: 'asn', reason: 'curated consumer ISP' });
+  });
+
+  it('should say so when the dataset does not record where its types come from', () => {
+    const v = new LookupData(dataset(1_700_000_000)).view();
+    assert.deepEqual(v.networkEvidence(ip('80.1.4.1')), {
+      type: 'RESIDENTIAL',
+      source: 'none',
+      reason: 'the IP dataset does not record where its types come from',
+    });
+  });
 });

@@ -1,11 +1,22 @@
 import { dataVersion, type DataVersion, type ListVersion } from './data-version.ts';
-import type { IpDataset, NetworkRecord, NetworkType } from './ip-dataset.ts';
+import type { IpDataset, NetworkRecord, NetworkType, NetworkTypeEvidence } from './ip-dataset.ts';
 import type { ParsedIp } from '../../lib/ip-address.ts';
+import type { NetworkEvidence } from './intelligence.ts';
+
+/** The network a list's publisher owns: what an address of its list in no announced range belongs to. */
+export interface NetworkOwner {
+  asn: number;
+  org: string;
+  domain: string;
+}
 
 /** Network types that imported lists assert for their ranges (implemented by the intelligence lists). */
 export interface NetworkTypeOverride {
-  /** The network.type of the most specific listed range that holds the address, and the provider whose list says so. */
-  find(ip: ParsedIp): { type: NetworkType; provider: string } | undefined;
+  /**
+   * The network.type of the most specific listed range that holds the address, the provider whose list
+   * says so, and that provider's own network when it is known (the list is of its own ranges).
+   */
+  find(ip: ParsedIp): { type: NetworkType; provider: string; owner?: NetworkOwner } | undefined;
   /** Ranges taken from the lists (before flattening). */
   readonly ranges: number;
 }
@@ -18,9 +29,23 @@ export interface NetworkTypeOverride {
 export interface LookupView {
   readonly dataset: IpDataset;
   readonly version: DataVersion;
-  /** The dataset's network record, with network.type replaced where an imported network list covers the address. */
+  /**
+   * The dataset's network record, with network.type replaced where an imported network list covers the
+   * address, and the list publisher's ASN and organisation where the dataset has no ASN for it.
+   */
   network(ip: ParsedIp): NetworkRecord;
+  /** Where network(ip).type came from (`?explain=true`). */
+  networkEvidence(ip: ParsedIp): NetworkEvidence;
 }
+
+const NOT_RECORDED: NetworkTypeEvidence = Object.freeze({
+  source: 'none',
+  reason: 'the IP dataset does not record where its types come from',
+});
+
+/** The dataset's own account of a type, before any list. */
+const datasetEvidence = (dataset: IpDataset, ip: ParsedIp): NetworkTypeEvidence =>
+  dataset.networkTypeEvidence ? dataset.networkTypeEvidence(ip) : NOT_RECORDED;
 
 /**
  * Holds the current LookupView and swaps it atomically when the dataset is rebuilt or the lists
@@ -57,21 +82,43 @@ export class LookupData {
 }
 
 function makeView(dataset: IpDataset, override: NetworkTypeOverride | undefined, version: DataVersion): LookupView {
-  if (!override) return { dataset, version, network: (ip) => dataset.network(ip) };
-  // One derived record per (dataset record, type), so an overridden lookup allocates nothing either.
-  const derived = new WeakMap<NetworkRecord, Map<NetworkType, NetworkRecord>>();
+  if (!override) {
+    return {
+      dataset,
+      version,
+      network: (ip) => dataset.network(ip),
+      networkEvidence: (ip) => ({ type: dataset.network(ip).type, ...datasetEvidence(dataset, ip) }),
+    };
+  }
+  // One derived record per (dataset record, list value), so an overridden lookup allocates nothing either.
+  const derived = new WeakMap<NetworkRecord, Map<object, NetworkRecord>>();
+  const network = (ip: ParsedIp): NetworkRecord => {
+    const base = dataset.network(ip);
+    const o = override.find(ip);
+    if (!o) return base;
+    const owner = base.asn === 0 ? o.owner : undefined;
+    if (o.type === base.type && !owner) return base;
+    let byValue = derived.get(base);
+    if (!byValue) derived.set(base, (byValue = new Map()));
+    let rec = byValue.get(o);
+    if (!rec) {
+      const owned = owner ? { asn: owner.asn, isp: owner.org, org: owner.org, domain: owner.domain } : {};
+      byValue.set(o, (rec = Object.freeze({ ...base, ...owned, type: o.type })));
+    }
+    return rec;
+  };
   return {
     dataset,
     version,
-    network(ip) {
-      const base = dataset.network(ip);
+    network,
+    networkEvidence(ip) {
       const o = override.find(ip);
-      if (!o || o.type === base.type) return base;
-      let byType = derived.get(base);
-      if (!byType) derived.set(base, (byType = new Map()));
-      let rec = byType.get(o.type);
-      if (!rec) byType.set(o.type, (rec = Object.freeze({ ...base, type: o.type })));
-      return rec;
+      const own = datasetEvidence(dataset, ip);
+      if (!o) return { type: dataset.network(ip).type, ...own };
+      const base = dataset.network(ip);
+      const agrees = o.type === base.type ? `; the ASN data agrees (${own.reason})` : `; the ASN data says ${base.type} (${own.reason})`;
+      const owned = base.asn === 0 && o.owner ? `; the ASN data has no ASN for it, so it is the publisher's AS${o.owner.asn}` : '';
+      return { type: o.type, source: 'list', reason: `the address is in the imported ${o.type} list of ${o.provider}${agrees}${owned}` };
     },
   };
 }

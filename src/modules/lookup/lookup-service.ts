@@ -100,7 +100,10 @@ export class LookupService {
     const { intelligence, evidence } = isExplaining(this.intel)
       ? this.intel.explain(ip, orgId, network.type)
       : { intelligence: this.intel.intelligence(ip, orgId, network.type), evidence: undefined };
-    return this.answer(ip, at, network, view, intelligence, evidence ?? emptyEvidence(intelligence.risk_score));
+    return this.answer(ip, at, network, view, intelligence, {
+      network: view.networkEvidence(at),
+      ...(evidence ?? emptyEvidence(intelligence.risk_score)),
+    });
   }
 
   /** Synchronous on the in-memory ledger's fast path; throws AppError for a bad address. Explaining costs the same. */

@@ -18,10 +18,10 @@ import { NO_DATA, TreeWriter } from './mmdb-tree.ts';
  * What the MMDB holds for an address: umbra's two records under their response names, each stored once
  * and pointed to from every range that has it. A part is absent where umbra answers UNKNOWN_NETWORK or
  * EMPTY_LOCATION, and an address with neither has no record at all; MMDB has no null, so unknown
- * coordinates and the always-null network fields are left out.
+ * coordinates, a null org or domain and the always-null abuse contacts are left out.
  */
 export interface MmdbRecord {
-  network?: { asn: number; isp: string; type: string };
+  network?: { asn: number; isp: string; type: string; org?: string; domain?: string };
   location?: { country: string; state: string; city: string; timezone: string; latitude?: number; longitude?: number; geo_hash: string };
 }
 
@@ -36,8 +36,8 @@ export function fromMmdbRecord(r: MmdbRecord | null): { network: NetworkRecord; 
           asn: n.asn,
           isp: n.isp,
           type: n.type as NetworkType,
-          org: null,
-          domain: null,
+          org: n.org ?? null,
+          domain: n.domain ?? null,
           abuse_email: null,
           abuse_phone: null,
           bogon: n.asn === 0,
@@ -96,13 +96,19 @@ function encodeData(ranges: DatasetRanges): { data: Buffer; offsets: Uint32Array
     let netAt = net ? nets.get(net) : undefined;
     if (net && netAt === undefined) {
       nets.set(net, (netAt = w.length));
-      w.map(3);
+      w.map(3 + (net.org === null ? 0 : 1) + (net.domain === null ? 0 : 1));
       w.string('asn');
       w.uint(MMDB_TYPE.uint32, net.asn);
       w.string('isp');
       w.string(net.isp);
       w.string('type');
       w.string(net.type);
+      for (const k of ['org', 'domain'] as const) {
+        const v = net[k];
+        if (v === null) continue;
+        w.string(k);
+        w.string(v);
+      }
     }
     let locAt = loc ? locs.get(loc) : undefined;
     if (loc && locAt === undefined) {

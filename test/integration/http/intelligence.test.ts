@@ -183,6 +183,7 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
       count: 1,
     };
     assert.deepEqual(body.evidence, {
+      network: { type: 'UNKNOWN', source: 'none', reason: 'the IP dataset does not record where its types come from' },
       categories: [{ category: 'TOR_NODE', sources: [listSource] }],
       providers: [{ provider: 'TOR', type: 'TOR_NODE', sources: [listSource] }],
       behavior: [],
@@ -211,6 +212,44 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
     }
     const after = await lookup(app, key, '8.8.8.8');
     assert.equal(after.headers['x-credits-remaining'], '7', 'the refused requests were not charged');
+  });
+});
+
+describe('network.type and owner from imported network lists', () => {
+  it("should type a cloud's listed address DATACENTER, give it the cloud's ASN where the ASN data has none, and say why", async (t) => {
+    const app = await buildTestApp(t);
+    const { key } = await app.team();
+    const s = Math.floor(app.clock.now() / 1000);
+    await app.stores.lists.put({
+      kind: 'DATACENTER',
+      provider: 'AWS',
+      version: '00112233445566aa',
+      imported_at: s,
+      format: 'aws-ip-ranges',
+      cidrs: ['3.5.140.0/22', '8.8.8.0/28'],
+    });
+    await app.refreshLists();
+    const res = await lookup(app, key, '3.5.140.1', '?explain=true');
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.deepEqual(body.network, {
+      asn: 16509,
+      isp: 'Amazon.com, Inc.',
+      type: 'DATACENTER',
+      org: 'Amazon.com, Inc.',
+      domain: 'amazon.com',
+      abuse_email: null,
+      abuse_phone: null,
+    });
+    assert.deepEqual(body.evidence.network, {
+      type: 'DATACENTER',
+      source: 'list',
+      reason:
+        'the address is in the imported DATACENTER list of AWS; the ASN data says UNKNOWN (the IP dataset does not record where its types come from); ' +
+        "the ASN data has no ASN for it, so it is the publisher's AS16509",
+    });
+    // The ASN data's owner stays where it has one.
+    assert.equal((await lookup(app, key, '8.8.8.1')).json().network.asn, 15169);
   });
 });
 

@@ -23,6 +23,10 @@ const fromFixture = (kind: string, provider: string, file: string) =>
     parseList(readFileSync(join(FIXTURES, file))).cidrs.map((c) => c.text),
   );
 
+// A cloud's own range file is of its own network: the publisher's ASN comes with the type.
+const AWS = { type: 'DATACENTER', provider: 'AWS', owner: { asn: 16509, org: 'Amazon.com, Inc.', domain: 'amazon.com' } };
+const GOOGLE_CLOUD = { type: 'DATACENTER', provider: 'GOOGLE_CLOUD', owner: { asn: 396982, org: 'Google LLC', domain: 'google.com' } };
+
 describe(networkTypeOverride.name, () => {
   const table = networkTypeOverride([
     fromFixture('DATACENTER', 'AWS', 'aws-ip-ranges.json'),
@@ -35,32 +39,32 @@ describe(networkTypeOverride.name, () => {
   const at = (a: string) => table.find(parseIp(a)!);
 
   it('should give the type and provider of the list that holds the address', () => {
-    assert.deepEqual(at('3.5.140.1'), { type: 'DATACENTER', provider: 'AWS' });
-    assert.deepEqual(at('3.5.143.255'), { type: 'DATACENTER', provider: 'AWS' }, 'last address of 3.5.140.0/22');
+    assert.deepEqual(at('3.5.140.1'), AWS);
+    assert.deepEqual(at('3.5.143.255'), AWS, 'last address of 3.5.140.0/22');
     assert.equal(at('3.5.144.0'), undefined, 'first address after it');
     assert.equal(at('3.5.139.255'), undefined);
-    assert.deepEqual(at('3.4.12.4'), { type: 'DATACENTER', provider: 'AWS' }, 'a /32');
+    assert.deepEqual(at('3.4.12.4'), AWS, 'a /32');
     assert.equal(at('3.4.12.5'), undefined);
-    assert.deepEqual(at('8.34.213.7'), { type: 'DATACENTER', provider: 'GOOGLE_CLOUD' });
-    assert.deepEqual(at('2406:daba:f000::1'), { type: 'DATACENTER', provider: 'AWS' });
-    assert.deepEqual(at('2600:1900:800f:ffff::1'), { type: 'DATACENTER', provider: 'GOOGLE_CLOUD' });
+    assert.deepEqual(at('8.34.213.7'), GOOGLE_CLOUD);
+    assert.deepEqual(at('2406:daba:f000::1'), AWS);
+    assert.deepEqual(at('2600:1900:800f:ffff::1'), GOOGLE_CLOUD);
     assert.equal(at('66.249.79.70'), undefined, 'Googlebot is a category list');
     assert.equal(at('2001:db8::1'), undefined);
     assert.equal(table.ranges, 6 + 5 + 3 + 1);
   });
 
   it('should let the most specific range win, on both sides of a nested one', () => {
-    assert.deepEqual(at('34.35.0.1'), { type: 'DATACENTER', provider: 'GOOGLE_CLOUD' });
+    assert.deepEqual(at('34.35.0.1'), GOOGLE_CLOUD);
     assert.deepEqual(at('34.35.16.0'), { type: 'MOBILE', provider: 'TEST_CARRIER' });
     assert.deepEqual(at('34.35.16.127'), { type: 'MOBILE', provider: 'TEST_CARRIER' });
     // The same /25 in two lists: the later of kind/provider order (SATELLITE/TEST_SAT) wins.
     assert.deepEqual(at('34.35.16.200'), { type: 'SATELLITE', provider: 'TEST_SAT' });
     assert.deepEqual(at('34.35.31.255'), { type: 'MOBILE', provider: 'TEST_CARRIER' });
-    assert.deepEqual(at('34.35.32.0'), { type: 'DATACENTER', provider: 'GOOGLE_CLOUD' });
-    assert.deepEqual(at('34.35.255.255'), { type: 'DATACENTER', provider: 'GOOGLE_CLOUD' });
+    assert.deepEqual(at('34.35.32.0'), GOOGLE_CLOUD);
+    assert.deepEqual(at('34.35.255.255'), GOOGLE_CLOUD);
     assert.equal(at('34.36.0.0'), undefined);
     assert.deepEqual(at('2406:daba:f000:10::9'), { type: 'MOBILE', provider: 'TEST_CARRIER' });
-    assert.deepEqual(at('2406:daba:f000:11::'), { type: 'DATACENTER', provider: 'AWS' });
+    assert.deepEqual(at('2406:daba:f000:11::'), AWS);
   });
 
   it('should cover the ends of the address space and answer nothing without lists', () => {

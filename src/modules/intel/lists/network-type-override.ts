@@ -1,4 +1,4 @@
-import type { NetworkTypeOverride } from '../../lookup/lookup-data.ts';
+import type { NetworkOwner, NetworkTypeOverride } from '../../lookup/lookup-data.ts';
 import type { NetworkType } from '../../lookup/ip-dataset.ts';
 import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from '../../dataset/range-table.ts';
 import { parseCidr, type Cidr } from './cidr.ts';
@@ -46,13 +46,26 @@ function flatten(items: Item[], emit: (from: bigint, to: bigint, val: number) =>
 }
 
 /**
+ * The networks of the publishers whose range files umbra imports as network lists (provider tags as
+ * the importer sets them from the format). A publisher's file lists its own ranges, so an address in
+ * it that the ASN data has in no announced range (a range announced after the data's snapshot, or
+ * only inside the cloud) belongs to the publisher's network: its main ASN, as the publisher registers it.
+ */
+export const PUBLISHER_NETWORKS: Readonly<Record<string, NetworkOwner>> = {
+  AWS: { asn: 16509, org: 'Amazon.com, Inc.', domain: 'amazon.com' },
+  GOOGLE_CLOUD: { asn: 396982, org: 'Google LLC', domain: 'google.com' },
+  AZURE: { asn: 8075, org: 'Microsoft Corporation', domain: 'microsoft.com' },
+  CLOUDFLARE: { asn: 13335, org: 'Cloudflare, Inc.', domain: 'cloudflare.com' },
+};
+
+/**
  * A range table from the imported lists whose kind is a network type (DATACENTER from AWS's or
  * Google Cloud's ranges, ...), for the lookup to override the ASN-based network.type: a cloud
  * provider's ranges announced by someone else's ASN, or a cloud ASN's ranges listed as something
  * more specific. Other kinds are ignored. Pure: build it again when the lists' revision changes.
  */
 export function networkTypeOverride(lists: IntelList[]): NetworkTypeOverride {
-  const values: Array<{ type: NetworkType; provider: string }> = [];
+  const values: Array<{ type: NetworkType; provider: string; owner?: NetworkOwner }> = [];
   const v4: Item[] = [];
   const v6: Item[] = [];
   let ranges = 0;
@@ -61,7 +74,8 @@ export function networkTypeOverride(lists: IntelList[]): NetworkTypeOverride {
     .filter((l) => isNetworkKind(l.kind))
     .sort((a, b) => a.kind.localeCompare(b.kind) || a.provider.localeCompare(b.provider));
   for (const list of used) {
-    const val = values.push(Object.freeze({ type: list.kind as NetworkType, provider: list.provider })) - 1;
+    const owner = PUBLISHER_NETWORKS[list.provider];
+    const val = values.push(Object.freeze({ type: list.kind as NetworkType, provider: list.provider, ...(owner ? { owner } : {}) })) - 1;
     for (const text of list.cidrs) {
       const r = parseCidr(text);
       if (!r.ok) continue;
