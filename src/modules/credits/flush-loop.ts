@@ -59,6 +59,13 @@ export class FlushLoop {
   problems(): string[] {
     if (this.failingSince === undefined) return [];
     const s = Math.round((this.nowMs() - this.failingSince) / 1000);
-    return [`credits: ${this.unsentCredits()} charged credits not yet written for ${s} s (${this.lastError}); they are kept and retried`];
+    const unsent = this.unsentCredits();
+    // A pass can fail with nothing to write (a distributed node renewing its block leases): saying
+    // "0 credits not yet written" would read as a loss of charges that is not happening.
+    if (unsent === 0)
+      return [
+        `credits: the ledger has not answered for ${s} s (${this.lastError}); no charge is waiting, and lookups spend what this node already holds`,
+      ];
+    return [`credits: ${unsent} charged credits not yet written for ${s} s (${this.lastError}); they are kept and retried`];
   }
 }
