@@ -73,9 +73,11 @@ describe('buildDataset', () => {
       latitude: 52.52,
       longitude: 13.405,
       geo_hash: 'u33dc0c',
+      precision: 'city',
+      accuracy_radius_km: 50,
     });
     assert.equal(loc('8.8.8.0'), loc('8.8.8.255'));
-    assert.deepEqual(loc('9.0.0.0'), { ...EMPTY_LOCATION, country: 'US' });
+    assert.deepEqual(loc('9.0.0.0'), { ...EMPTY_LOCATION, country: 'US', precision: 'country', accuracy_radius_km: null });
     assert.equal(loc('9.0.0.1'), EMPTY_LOCATION);
     assert.equal(loc('2001:db8::ffff').city, 'Berlin');
     assert.equal(loc('2001:db8::1:0'), EMPTY_LOCATION);
@@ -94,6 +96,8 @@ describe('buildDataset', () => {
       domain: 'google.com',
       abuse_email: null,
       abuse_phone: null,
+      bogon: false,
+      anycast: false,
     });
     assert.deepEqual(ds.networkTypeEvidence(at('8.8.8.8')), {
       source: 'asn',

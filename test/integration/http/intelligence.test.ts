@@ -240,6 +240,8 @@ describe('network.type and owner from imported network lists', () => {
       domain: 'amazon.com',
       abuse_email: null,
       abuse_phone: null,
+      bogon: false,
+      anycast: false,
     });
     assert.deepEqual(body.evidence.network, {
       type: 'DATACENTER',
