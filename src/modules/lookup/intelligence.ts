@@ -50,6 +50,13 @@ export type EvidenceSource =
       version: string;
       format: string;
       imported_at: number;
+      /** The publisher's time of the list (first_seen and last_seen are this time), and where it comes from. */
+      published_at: number;
+      published_from: 'content' | 'option' | 'file-date' | 'import';
+      /** The list's age by its kind's rule: current (full strength) or stale (weaker); expired lists are left out. */
+      state: 'current' | 'stale';
+      /** 0 to 1, two decimals: the factor the membership carries into risk_score. */
+      strength: number;
       first_seen: number;
       last_seen: number;
       count: number;

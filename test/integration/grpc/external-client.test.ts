@@ -65,6 +65,8 @@ describe('an external client (Python grpcio, reflection only)', () => {
       provider: 'TOR',
       version: '0123456789abcdef',
       imported_at: s - 60,
+      published_at: s - 60,
+      published_from: 'import',
       format: 'tor-bulk-exit-list',
       cidrs: [`${explainIp}/32`],
     });

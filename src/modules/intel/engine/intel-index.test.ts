@@ -29,6 +29,8 @@ const list = (kind: string, provider: string, cidrs: string[], format = 'cidr-li
   provider,
   version: 'a1b2c3d4e5f60718',
   imported_at: S0 - 3600,
+  published_at: S0 - 3600,
+  published_from: 'import',
   format,
   cidrs,
 });
@@ -119,6 +121,51 @@ describe(IntelIndex.name, () => {
       index.intelligence(ip('2001:db8::1')).providers.map((p) => p.provider),
       ['V6'],
     );
+  });
+
+  it("should age a list from its publisher's time: a stale Tor list counts less, an expired one not at all", () => {
+    const { index, feed, clock } = setup();
+    const tor = (days: number): IntelList => ({
+      ...list('TOR_NODE', 'TOR', ['185.220.101.1/32'], 'tor-bulk-exit-list'),
+      imported_at: S0,
+      published_at: S0 - days * 86_400,
+      published_from: 'option',
+    });
+    index.setLists([tor(0)]);
+    const fresh = index.explain(ip('185.220.101.1'));
+    assert.deepEqual(fresh.intelligence.providers, [{ provider: 'TOR', type: 'TOR_NODE', last_seen: S0 }]);
+    assert.equal(fresh.intelligence.risk_score, 60);
+    index.setLists([tor(3)]);
+    const stale = index.explain(ip('185.220.101.1'));
+    const src = stale.evidence.categories[0]!.sources[0]!;
+    assert.deepEqual(src.source === 'list' && [src.published_at, src.last_seen, src.first_seen, src.state, src.strength], [
+      S0 - 3 * 86_400,
+      S0 - 3 * 86_400,
+      S0 - 3 * 86_400,
+      'stale',
+      0.5,
+    ]);
+    assert.deepEqual(stale.intelligence.providers, [{ provider: 'TOR', type: 'TOR_NODE', last_seen: S0 - 3 * 86_400 }]);
+    assert.deepEqual(stale.evidence.risk.category, { value: 30, from: 'TOR_NODE' }, '60 at half strength');
+    // The same list two years on: a Tor exit then is no Tor exit now.
+    index.setLists([tor(3)]);
+    clock.advance(730 * DAY_MS);
+    const gone = index.intelligence(ip('185.220.101.1'));
+    assert.deepEqual([gone.categories, gone.providers, gone.risk_score], [[], [], 0]);
+    assert.deepEqual(index.explain(ip('185.220.101.1')).evidence.categories, []);
+    // A feed sighting of the same category counts by its own recency beside the list's strength.
+    index.setLists([tor(5)]);
+    clock.set(T0);
+    feed('anonymizers', {
+      range_start: '185.220.101.1',
+      range_end: '185.220.101.1',
+      provider: 'TOR',
+      type: 'TOR_NODE',
+      timestamp: S0,
+      country_code: 'DE',
+      asn: 4224,
+    });
+    assert.deepEqual(index.explain(ip('185.220.101.1')).evidence.risk.category, { value: 60, from: 'TOR_NODE' });
   });
 
   it('should mark a Tor exit from a list, and keep both matches where it lies inside a VPN range too', () => {
@@ -303,6 +350,10 @@ describe(IntelIndex.name, () => {
       version: 'a1b2c3d4e5f60718',
       format: 'tor-bulk-exit-list',
       imported_at: S0 - 3600,
+      published_at: S0 - 3600,
+      published_from: 'import',
+      state: 'current',
+      strength: 1,
       first_seen: S0 - 3600,
       last_seen: S0 - 3600,
       count: 1,

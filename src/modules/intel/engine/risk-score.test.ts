@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BENIGN_CAP, recency, riskScore, type RiskSignal } from './risk-score.ts';
+import { BENIGN_CAP, recency, riskScore, signalFactor, type RiskSignal } from './risk-score.ts';
 
 const NOW = 1_795_000_000;
 const DAY = 86_400;
@@ -105,5 +105,16 @@ describe('riskScore', () => {
       NOW,
     ).score;
     assert.equal(s, 100);
+  });
+});
+
+describe(signalFactor.name, () => {
+  it("should weigh list membership by its list's strength, and take the larger of it and a feed sighting's recency", () => {
+    assert.equal(signalFactor({ value: 'TOR_NODE', last_seen: undefined, count: 0 }, NOW), 1, 'an overlay alone: current');
+    assert.equal(signalFactor({ value: 'TOR_NODE', last_seen: undefined, count: 0, strength: 0.25 }, NOW), 0.25);
+    assert.equal(signalFactor({ value: 'TOR_NODE', last_seen: NOW - 30 * DAY, count: 1, strength: 0.25 }, NOW), 0.5);
+    assert.equal(signalFactor({ value: 'TOR_NODE', last_seen: NOW - 90 * DAY, count: 1, strength: 0.25 }, NOW), 0.25);
+    const stale = riskScore([{ value: 'TOR_NODE', last_seen: undefined, count: 0, strength: 0.5 }], [], NOW);
+    assert.deepEqual([stale.score, stale.category], [30, { value: 30, from: 'TOR_NODE' }]);
   });
 });

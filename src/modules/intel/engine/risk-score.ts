@@ -2,7 +2,7 @@
  * risk_score: a summary from 0 to 100, not a verdict. Pure; docs/intelligence.md has the same formula
  * and the worked examples that risk-score.test.ts checks.
  *
- *   category  = max over categories of WEIGHT[c] × recency(last_seen)      (list membership: recency 1)
+ *   category  = max over categories of WEIGHT[c] × recency(last_seen)      (list membership: its list's strength)
  *   behavior  = max over behaviours of WEIGHT[b] × recency(last_seen)
  *   base      = max(category, behavior) + 0.25 × min(category, behavior)   (both kinds of evidence add up)
  *   volume    = min(15, 5 × log10(1 + n)) when behavior > 0, n = observations behind the behaviours
@@ -56,8 +56,13 @@ const DAY_S = 86_400;
 
 export interface RiskSignal {
   value: string;
-  /** Unix seconds; undefined for list membership (current by definition). */
+  /** Unix seconds of the latest feed observation; undefined when only lists or overlays say so. */
   last_seen: number | undefined;
+  /**
+   * 0 to 1: the age factor of list membership, by the list kind's own aging rule (list-aging.ts);
+   * the signal counts with the larger of it and recency(last_seen). Undefined when no list says so.
+   */
+  strength?: number;
   /** Observations behind a behaviour (ignored for categories). */
   count: number;
 }
@@ -77,6 +82,12 @@ export function recency(lastSeen: number | undefined, nowS: number): number {
   return 0.5 ** (ageDays / HALF_LIFE_DAYS);
 }
 
+/** A signal's age factor: its lists' strength or its feeds' recency, whichever is larger; 1 for an overlay alone. */
+export function signalFactor(s: RiskSignal, nowS: number): number {
+  if (s.last_seen === undefined) return s.strength ?? 1;
+  return Math.max(s.strength ?? 0, recency(s.last_seen, nowS));
+}
+
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 export function riskScore(categories: readonly RiskSignal[], behaviors: readonly RiskSignal[], nowS: number): RiskParts {
@@ -84,7 +95,7 @@ export function riskScore(categories: readonly RiskSignal[], behaviors: readonly
   let cat = 0;
   let catFrom: string | null = null;
   for (const c of categories) {
-    const w = (CATEGORY_WEIGHT[c.value] ?? 0) * recency(c.last_seen, nowS);
+    const w = (CATEGORY_WEIGHT[c.value] ?? 0) * signalFactor(c, nowS);
     if (w > cat) [cat, catFrom] = [w, c.value];
   }
   let beh = 0;
@@ -93,7 +104,7 @@ export function riskScore(categories: readonly RiskSignal[], behaviors: readonly
   let abusive = false;
   for (const b of behaviors) {
     if (benign && AUTOMATION.has(b.value)) continue;
-    const w = (BEHAVIOR_WEIGHT[b.value] ?? 0) * recency(b.last_seen, nowS);
+    const w = (BEHAVIOR_WEIGHT[b.value] ?? 0) * signalFactor(b, nowS);
     if (w <= 0) continue;
     observations += b.count;
     if (ABUSIVE.has(b.value)) abusive = true;
