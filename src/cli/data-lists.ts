@@ -7,7 +7,7 @@ import { ListImporter, ListImportError, type ImportRequest, type ImportSummary }
 import { agingRule, listAge } from '../modules/intel/lists/list-aging.ts';
 import { publisherTime } from '../modules/intel/lists/list-formats.ts';
 import type { Config } from '../config.ts';
-import type { IntelListStore } from '../modules/intel/lists/intel-list.ts';
+import type { IntelList, IntelListStore } from '../modules/intel/lists/intel-list.ts';
 import { createListStore } from '../storage/index.ts';
 import { action } from './context.ts';
 import { EXIT, UsageError, type Output } from './output.ts';
@@ -81,6 +81,7 @@ export function registerListVerbs(data: Command): void {
         }
         report(out, s);
         if (!s.stored) return EXIT.FAILED;
+        warnAge(out, s, Math.floor(systemClock.now() / 1000));
         return s.rejected > 0 ? EXIT.PARTIAL : EXIT.OK;
       }),
     );
@@ -112,21 +113,7 @@ export function registerListVerbs(data: Command): void {
             };
           })
           .sort((a, b) => a.kind.localeCompare(b.kind) || a.provider.localeCompare(b.provider));
-        for (const l of lists) {
-          const rule = agingRule(l.kind);
-          if (l.state === 'expired')
-            out.info(
-              `umbra: warning: ${l.kind}/${l.provider} is ${l.age_days} days old (a ${l.kind} list counts for ${rule.expire_days}): ` +
-                'expired, it says nothing; import a current one',
-            );
-          else if (l.state === 'stale')
-            out.info(
-              `umbra: warning: ${l.kind}/${l.provider} is ${l.age_days} days old (full strength for ${rule.fresh_days}): stale, it counts ` +
-                `at ${l.strength}`,
-            );
-          if (l.published_from === 'import')
-            out.info(`umbra: note: ${l.kind}/${l.provider} has no publisher's time; it ages from its import (give --published)`);
-        }
+        for (const l of lists) warnAge(out, l, nowS);
         out.result({ lists }, () => {
           if (lists.length === 0) return 'no lists imported (umbra data import-list KIND FILE)';
           const rows = lists.map((l) => [
@@ -172,6 +159,25 @@ export function registerListVerbs(data: Command): void {
         return removed ? EXIT.OK : EXIT.FAILED;
       }),
     );
+}
+
+/** On stderr, also with --json: a stale or expired list, and one whose age is counted from its import. */
+function warnAge(out: Output, l: Pick<IntelList, 'kind' | 'provider' | 'published_at' | 'published_from'>, nowS: number): void {
+  const rule = agingRule(l.kind);
+  const age = listAge(l, nowS);
+  const days = Math.floor(age.age_days);
+  if (age.state === 'expired')
+    out.info(
+      `umbra: warning: ${l.kind}/${l.provider} is ${days} days old (a ${l.kind} list counts for ${rule.expire_days}): expired, it ` +
+        'says nothing; import a current one',
+    );
+  else if (age.state === 'stale')
+    out.info(
+      `umbra: warning: ${l.kind}/${l.provider} is ${days} days old (full strength for ${rule.fresh_days}): stale, it counts at ` +
+        `${Math.round(age.strength * 100) / 100}`,
+    );
+  if (l.published_from === 'import')
+    out.info(`umbra: note: ${l.kind}/${l.provider} has no publisher's time; it ages from its import (give --published)`);
 }
 
 const PUBLISHED_TEXT: Record<ImportSummary['published_from'], string> = {
