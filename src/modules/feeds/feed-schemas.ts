@@ -6,6 +6,10 @@ import { Type, type TSchema } from 'typebox';
  * not silently dropped; IP syntax, domain syntax and the adb hash are checked in feed-records.ts.
  */
 const Provider = Type.String({ pattern: '^[A-Z0-9][A-Z0-9_.-]{0,63}$', description: 'upper-case provider tag, e.g. BRIGHTDATA' });
+const Variant = Type.Union(
+  ['RESIDENTIAL', 'MOBILE', 'DATACENTER', 'ISP', 'PUBLIC', 'BLOCKCHAIN'].map((v) => Type.Literal(v)),
+  { description: "the provider's product line of this sighting; ingestion sets it from a tag such as SMARTPROXY_MOBILE" },
+);
 const Category = Type.String({ pattern: '^[A-Z][A-Z0-9_]{0,63}$', description: 'upper-case category value, e.g. RESIDENTIAL_PROXY' });
 const Country = Type.String({ pattern: '^([A-Z]{2})?$', description: 'ISO 3166-1 alpha-2, empty when unknown' });
 const Asn = Type.Integer({ minimum: 0, maximum: 4294967295, description: 'AS number (may exceed int32)' });
@@ -44,9 +48,21 @@ const HoneypotHead = {
 };
 
 export const FEED_SCHEMAS = {
-  proxies: Type.Object({ ip: Ip, provider: Provider, type: Category, timestamp: Seconds, country_code: Country, asn: Asn }, strict),
+  proxies: Type.Object(
+    { ip: Ip, provider: Provider, variant: Type.Optional(Variant), type: Category, timestamp: Seconds, country_code: Country, asn: Asn },
+    strict,
+  ),
   anonymizers: Type.Object(
-    { range_start: Ip, range_end: Ip, provider: Provider, type: Category, timestamp: Seconds, country_code: Country, asn: Asn },
+    {
+      range_start: Ip,
+      range_end: Ip,
+      provider: Provider,
+      variant: Type.Optional(Variant),
+      type: Category,
+      timestamp: Seconds,
+      country_code: Country,
+      asn: Asn,
+    },
     strict,
   ),
   torrents: Type.Object(
@@ -110,6 +126,7 @@ export const FEED_SCHEMAS = {
       ip: Ip,
       ja4t: Type.String({ pattern: '^[0-9]{1,5}_[0-9-]{1,96}_[0-9]{1,5}_[0-9]{1,3}$', description: 'JA4T: window_options_mss_wscale' }),
       provider: Provider,
+      variant: Type.Optional(Variant),
       type: Category,
       timestamp: Seconds,
       country_code: Country,

@@ -168,6 +168,19 @@ describe(IntelIndex.name, () => {
     assert.deepEqual(index.explain(ip('185.220.101.1')).evidence.risk.category, { value: 60, from: 'TOR_NODE' });
   });
 
+  it('should list a provider once when feeds name it by a product-line tag (records logged before ingestion mapped it)', () => {
+    const { index, feed } = setup();
+    const sighting = { ip: '172.56.10.1', type: 'MOBILE_PROXY', timestamp: S0, country_code: 'US', asn: 21928 };
+    feed('proxies', { ...sighting, provider: 'SMARTPROXY' });
+    feed('ja4t', { ...sighting, provider: 'SMARTPROXY_MOBILE', ja4t: '65535_2-4-8-1-3_1400_9' });
+    const { intelligence, evidence } = index.explain(ip('172.56.10.1'));
+    assert.deepEqual(intelligence.providers, [{ provider: 'SMARTPROXY', type: 'MOBILE_PROXY', last_seen: S0 }]);
+    assert.deepEqual(
+      evidence.providers[0]!.sources.map((x) => x.source === 'feed' && x.feed),
+      ['proxies', 'ja4t'],
+    );
+  });
+
   it('should mark a Tor exit from a list, and keep both matches where it lies inside a VPN range too', () => {
     const { index, feed } = setup();
     index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32', '2a0b:f4c2::/40'], 'tor-bulk-exit-list')]);

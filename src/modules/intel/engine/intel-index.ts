@@ -5,6 +5,7 @@ import { NO_INTELLIGENCE, type Evidence, type ExplainingIntelligenceSource, type
 import { parseIp, type ParsedIp } from '../../../lib/ip-address.ts';
 import type { IntelList } from '../lists/intel-list.ts';
 import { isNetworkKind } from '../lists/list-kinds.ts';
+import { canonicalProvider } from '../providers/provider-registry.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
 import { BEHAVIOR, CATEGORY, PROVIDER, WINDOW_S } from './address-facts.ts';
 import { AddressStore } from './address-store.ts';
@@ -164,13 +165,16 @@ export class IntelIndex implements ExplainingIntelligenceSource {
       case 'ja4t': {
         const e = this.at(r.ip, ts);
         if (!e) return;
-        this.store.bump(e, PROVIDER, `${r.provider}|${r.type}`, feed, ts);
+        // Ingestion stores canonical tags; records logged before it did are mapped here (provider-registry.ts).
+        this.store.bump(e, PROVIDER, `${canonicalProvider(r.provider as string).provider}|${r.type}`, feed, ts);
         const device = feed === 'ja4t' ? deviceFromJa4t(r.ja4t as string) : undefined;
         if (device) this.store.device(e, device.os, device.version, feed, ts);
         return;
       }
-      case 'anonymizers':
-        return this.ranges.observe(r, ts);
+      case 'anonymizers': {
+        const provider = canonicalProvider(r.provider as string).provider;
+        return this.ranges.observe(provider === r.provider ? r : { ...r, provider }, ts);
+      }
       case 'torrents':
         for (const p of (r.peers as Array<{ ip: string }> | undefined) ?? []) {
           const e = this.at(p.ip, ts);
