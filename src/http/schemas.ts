@@ -79,6 +79,9 @@ const EvidenceSource = Type.Object(
     first_seen: Type.Optional(Type.Integer({ description: 'Unix s (source list: its published_at)' })),
     last_seen: Type.Optional(Type.Integer({ description: 'Unix s (source list: its published_at)' })),
     count: Type.Optional(Type.Integer({ description: 'observations in the 90 day window' })),
+    simulated: Type.Optional(
+      Type.Boolean({ description: "true when umbra's demo simulator made the feed's records up (source feed); absent for real data" }),
+    ),
   },
   { description: 'where one signal comes from' },
 );

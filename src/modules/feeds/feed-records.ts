@@ -105,6 +105,8 @@ export class RecordValidator {
     const validate = this.validators.get(feed.id)!;
     if (!validate(value)) return fromAjv(feed, validate.errors![0]!);
     const record = value as FeedRecord;
+    if (record.simulated !== undefined)
+      return fail('invalid_value', 'simulated', "is set only by umbra's demo simulator, never by an ingestion client");
     const timeMs = recordTimeMs(feed, record);
     if (timeMs > this.now() + MAX_FUTURE_MS)
       return fail('future_timestamp', 'timestamp', `is more than ${MAX_FUTURE_MS / 60_000} minutes ahead of the server clock`);

@@ -26,6 +26,11 @@ const Millis = Type.Integer({ ...MILLIS_RANGE, description: 'Unix milliseconds' 
 
 const strict = { additionalProperties: false } as const;
 
+/** Present only on records umbra's demo simulator made up (ingest-service.ts sets it; ingestion refuses it from clients). */
+const Simulated = Type.Optional(
+  Type.Literal(true, { description: "true on records umbra's demo simulator made up; never set by a sensor" }),
+);
+
 const Meta = Type.Object(
   {
     proxy_ip: Text(64),
@@ -45,11 +50,21 @@ const HoneypotHead = {
   meta: Meta,
   /** Extra member (records may carry more members than the contract lists): the attacker's address, for domain and IP intelligence. */
   source_ip: Type.Optional(Ip),
+  simulated: Simulated,
 };
 
 export const FEED_SCHEMAS = {
   proxies: Type.Object(
-    { ip: Ip, provider: Provider, variant: Type.Optional(Variant), type: Category, timestamp: Seconds, country_code: Country, asn: Asn },
+    {
+      ip: Ip,
+      provider: Provider,
+      variant: Type.Optional(Variant),
+      type: Category,
+      timestamp: Seconds,
+      country_code: Country,
+      asn: Asn,
+      simulated: Simulated,
+    },
     strict,
   ),
   anonymizers: Type.Object(
@@ -62,6 +77,7 @@ export const FEED_SCHEMAS = {
       timestamp: Seconds,
       country_code: Country,
       asn: Asn,
+      simulated: Simulated,
     },
     strict,
   ),
@@ -76,6 +92,7 @@ export const FEED_SCHEMAS = {
       files: Type.Array(Type.Object({ path: Text(4096), length: Type.Integer({ minimum: 0 }) }, strict), { maxItems: 100_000 }),
       peers: Type.Array(Type.Object({ ip: Ip, port: Port, source: Text(512), encrypted: Type.Boolean() }, strict), { maxItems: 10_000 }),
       timestamp: Seconds,
+      simulated: Simulated,
     },
     strict,
   ),
@@ -118,6 +135,7 @@ export const FEED_SCHEMAS = {
       hash: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'hex SHA-256 of the raw command bytes' }),
       timestamp: Millis,
       source_ip: Type.Optional(Ip),
+      simulated: Simulated,
     },
     strict,
   ),
@@ -131,6 +149,7 @@ export const FEED_SCHEMAS = {
       timestamp: Seconds,
       country_code: Country,
       asn: Asn,
+      simulated: Simulated,
     },
     strict,
   ),

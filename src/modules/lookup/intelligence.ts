@@ -42,7 +42,8 @@ export const emptyIntelligence: IntelligenceSource = { intelligence: () => NO_IN
 
 /** Where one signal comes from: a feed (with its observations in the window) or an imported list. */
 export type EvidenceSource =
-  | { source: 'feed'; feed: string; first_seen: number; last_seen: number; count: number }
+  /** `simulated`: only present (true) when umbra's demo simulator made the records up. */
+  | { source: 'feed'; feed: string; first_seen: number; last_seen: number; count: number; simulated?: true }
   | {
       source: 'list';
       kind: string;

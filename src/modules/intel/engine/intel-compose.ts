@@ -2,7 +2,7 @@ import type { Evidence, EvidenceSource, Intelligence } from '../../lookup/intell
 import type { IntelList } from '../lists/intel-list.ts';
 import { listAge } from '../lists/list-aging.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
-import { BEHAVIOR, CATEGORY, DEVICE, PROVIDER, WINDOW_S, type AddressObs } from './address-facts.ts';
+import { BEHAVIOR, CATEGORY, DEVICE, feedOf, PROVIDER, WINDOW_S, type AddressObs } from './address-facts.ts';
 import { riskScore, type RiskSignal } from './risk-score.ts';
 
 /** A range with what it says: a provider and category, or a behaviour (list kinds such as TOR_USER). */
@@ -14,13 +14,12 @@ export interface RangeRef {
   origin: { source: 'list'; list: IntelList } | { source: 'feed'; feed: string; first: number; last: number; count: number };
 }
 
-const feedSource = (o: AddressObs): EvidenceSource => ({
-  source: 'feed',
-  feed: o.feed,
-  first_seen: o.first,
-  last_seen: o.last,
-  count: o.count,
-});
+/** A feed source; `simulated: true` when the demo simulator made its records up. */
+const feedSource = (stored: string, first: number, last: number, count: number): EvidenceSource => {
+  const { feed, simulated } = feedOf(stored);
+  return { source: 'feed', feed, first_seen: first, last_seen: last, count, ...(simulated ? { simulated: true as const } : {}) };
+};
+const obsSource = (o: AddressObs): EvidenceSource => feedSource(o.feed, o.first, o.last, o.count);
 
 /**
  * Builds one address's intelligence and evidence from what matched: list and anonymizer ranges, the
@@ -102,7 +101,7 @@ export function composeIntelligence(
       strength = age.strength;
     } else {
       if (o.last < horizon) continue;
-      src = { source: 'feed', feed: o.feed, first_seen: o.first, last_seen: o.last, count: o.count };
+      src = feedSource(o.feed, o.first, o.last, o.count);
       last = o.last;
     }
     if (ref.behavior) addBehavior(ref.type, strength === undefined ? last : undefined, strength, 1, src);
@@ -114,13 +113,13 @@ export function composeIntelligence(
     for (const o of obs) {
       if (o.kind !== PROVIDER || o.last < horizon) continue;
       const [provider, type] = o.key.split('|') as [string, string];
-      addProvider(provider, type, o.last, feedSource(o), undefined);
+      addProvider(provider, type, o.last, obsSource(o), undefined);
     }
-    for (const o of obs) if (o.kind === CATEGORY && o.last >= horizon) addCategory(o.key, o.last, undefined, feedSource(o));
-    for (const o of obs) if (o.kind === BEHAVIOR && o.last >= horizon) addBehavior(o.key, o.last, undefined, o.count, feedSource(o));
+    for (const o of obs) if (o.kind === CATEGORY && o.last >= horizon) addCategory(o.key, o.last, undefined, obsSource(o));
+    for (const o of obs) if (o.kind === BEHAVIOR && o.last >= horizon) addBehavior(o.key, o.last, undefined, o.count, obsSource(o));
     for (const o of obs) {
       if (o.kind !== DEVICE || o.last < horizon) continue;
-      const src = feedSource(o);
+      const src = obsSource(o);
       const same = devices.find((x) => x.os === o.key);
       if (same) {
         same.sources.push(src);

@@ -181,6 +181,37 @@ describe(IntelIndex.name, () => {
     );
   });
 
+  it('should say which feed sources the demo simulator made up, apart from real sightings of the same thing', () => {
+    const { index, feed } = setup();
+    const sighting = { ip: '172.56.10.1', provider: 'DEMO_PROXY_C', type: 'MOBILE_PROXY', timestamp: S0, country_code: 'US', asn: 21928 };
+    feed('proxies', { ...sighting, simulated: true }, { ...sighting, simulated: true });
+    feed('proxies', { ...sighting, timestamp: S0 - 60 });
+    feed('anonymizers', {
+      range_start: '172.56.10.0',
+      range_end: '172.56.10.255',
+      provider: 'DEMO_VPN_A',
+      type: 'COMMERCIAL_VPN',
+      timestamp: S0,
+      country_code: 'US',
+      asn: 21928,
+      simulated: true,
+    });
+    feed('honeypot_http', { ...http('172.56.10.1', 'GET', '/.env', 'curl/8.5.0'), simulated: true });
+    const { evidence } = index.explain(ip('172.56.10.1'));
+    const sources = (what: string) =>
+      [...evidence.providers, ...evidence.behavior].filter((p) => ('provider' in p ? p.provider : p.behavior) === what)[0]!.sources;
+    assert.deepEqual(sources('DEMO_PROXY_C'), [
+      { source: 'feed', feed: 'proxies', first_seen: S0, last_seen: S0, count: 2, simulated: true },
+      { source: 'feed', feed: 'proxies', first_seen: S0 - 60, last_seen: S0 - 60, count: 1 },
+    ]);
+    assert.deepEqual(sources('DEMO_VPN_A'), [
+      { source: 'feed', feed: 'anonymizers', first_seen: S0, last_seen: S0, count: 1, simulated: true },
+    ]);
+    assert.deepEqual(sources('MALICIOUS_TRAFFIC'), [
+      { source: 'feed', feed: 'honeypot_http', first_seen: S0, last_seen: S0, count: 1, simulated: true },
+    ]);
+  });
+
   it('should mark a Tor exit from a list, and keep both matches where it lies inside a VPN range too', () => {
     const { index, feed } = setup();
     index.setLists([list('TOR_NODE', 'TOR', ['185.220.101.1/32', '2a0b:f4c2::/40'], 'tor-bulk-exit-list')]);

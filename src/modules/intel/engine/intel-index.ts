@@ -7,7 +7,7 @@ import type { IntelList } from '../lists/intel-list.ts';
 import { isNetworkKind } from '../lists/list-kinds.ts';
 import { canonicalProvider } from '../providers/provider-registry.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
-import { BEHAVIOR, CATEGORY, PROVIDER, WINDOW_S } from './address-facts.ts';
+import { BEHAVIOR, CATEGORY, PROVIDER, simulatedFeed, WINDOW_S } from './address-facts.ts';
 import { AddressStore } from './address-store.ts';
 import { AnonymizerRanges, RANGE_BYTES } from './anonymizer-ranges.ts';
 import { composeIntelligence, type RangeRef } from './intel-compose.ts';
@@ -32,6 +32,9 @@ const RANGE_SHARE = 1 / 16;
 export const DEFAULT_BUDGET_BYTES = 256 * 2 ** 20;
 
 const BEHAVIORS = new Set(Object.keys(BEHAVIOR_WEIGHT));
+/** Every feed, and its twin for simulated records (address-facts.ts). */
+const STORED_FEEDS = [...FEED_IDS, ...FEED_IDS.map(simulatedFeed)];
+const SIMULATED_FEED: Record<string, string> = Object.fromEntries(FEED_IDS.map((f) => [f, simulatedFeed(f)]));
 
 export interface IntelIndexOptions {
   /** Bytes the index may hold for feed observations: addresses and anonymizer ranges. */
@@ -83,7 +86,7 @@ export class IntelIndex implements ExplainingIntelligenceSource {
       reached = true;
       options.onBudgetReached?.();
     };
-    this.store = new AddressStore({ budgetBytes: budget - rangeBytes, feeds: FEED_IDS, onBudgetReached, seed: options.seed });
+    this.store = new AddressStore({ budgetBytes: budget - rangeBytes, feeds: STORED_FEEDS, onBudgetReached, seed: options.seed });
     this.ranges = new AnonymizerRanges(Math.max(1, Math.floor(rangeBytes / RANGE_BYTES)), onBudgetReached);
   }
 
@@ -158,22 +161,24 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     return parsed ? this.store.entry(parsed, this.nowS) : 0;
   }
 
-  private observeRecord(feed: string, r: Record<string, unknown>): void {
+  private observeRecord(id: string, r: Record<string, unknown>): void {
     const ts = r.timestamp as number;
-    switch (feed) {
+    // Where the observations are kept: the feed, or its twin when the demo simulator made the record up.
+    const feed = r.simulated === true ? SIMULATED_FEED[id]! : id;
+    switch (id) {
       case 'proxies':
       case 'ja4t': {
         const e = this.at(r.ip, ts);
         if (!e) return;
         // Ingestion stores canonical tags; records logged before it did are mapped here (provider-registry.ts).
         this.store.bump(e, PROVIDER, `${canonicalProvider(r.provider as string).provider}|${r.type}`, feed, ts);
-        const device = feed === 'ja4t' ? deviceFromJa4t(r.ja4t as string) : undefined;
+        const device = id === 'ja4t' ? deviceFromJa4t(r.ja4t as string) : undefined;
         if (device) this.store.device(e, device.os, device.version, feed, ts);
         return;
       }
       case 'anonymizers': {
         const provider = canonicalProvider(r.provider as string).provider;
-        return this.ranges.observe(provider === r.provider ? r : { ...r, provider }, ts);
+        return this.ranges.observe(provider === r.provider ? r : { ...r, provider }, ts, feed);
       }
       case 'torrents':
         for (const p of (r.peers as Array<{ ip: string }> | undefined) ?? []) {
@@ -182,9 +187,9 @@ export class IntelIndex implements ExplainingIntelligenceSource {
         }
         return;
       case 'honeypot_http':
-        return this.http(r, Math.floor(ts / 1000)); // honeypot feeds stamp in ms
+        return this.http(r, Math.floor(ts / 1000), feed); // honeypot feeds stamp in ms
       case 'honeypot_adb':
-        return this.adb(r, Math.floor(ts / 1000));
+        return this.adb(r, Math.floor(ts / 1000), feed);
       default:
         // honeypot_https and honeypot_dns carry no signal these rules use (docs/intelligence.md).
         return;
@@ -201,7 +206,7 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     this.ranges.close();
   }
 
-  private http(r: Record<string, unknown>, t: number): void {
+  private http(r: Record<string, unknown>, t: number, feed: string): void {
     const e = this.at(r.source_ip, t);
     if (!e) return;
     const d = r.details as { method: string; uri: string; headers: Record<string, string> };
@@ -209,7 +214,6 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     const bodyAt = raw.indexOf('\r\n\r\n');
     const s = httpSignals(d.method, d.uri, d.headers, bodyAt >= 0 ? raw.slice(bodyAt + 4) : '');
     const store = this.store;
-    const feed = 'honeypot_http';
     if (s.programmatic) store.bump(e, BEHAVIOR, 'PROGRAMMATIC_TRAFFIC', feed, t);
     if (s.exploit || s.dropper) store.bump(e, BEHAVIOR, 'MALICIOUS_TRAFFIC', feed, t);
     if (s.dropper) {
@@ -231,17 +235,17 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     if (device) store.device(e, device.os, device.version, feed, t);
   }
 
-  private adb(r: Record<string, unknown>, t: number): void {
+  private adb(r: Record<string, unknown>, t: number, feed: string): void {
     const e = this.at(r.source_ip, t);
     if (!e) return;
     const store = this.store;
     // Any shell command sent to an exposed debug port is unsolicited access.
-    store.bump(e, BEHAVIOR, 'MALICIOUS_TRAFFIC', 'honeypot_adb', t);
+    store.bump(e, BEHAVIOR, 'MALICIOUS_TRAFFIC', feed, t);
     const s = adbSignals(Buffer.from(r.command as string, 'base64').toString('latin1'));
     if (!s.dropper) return;
-    store.bump(e, BEHAVIOR, 'COMPROMISED_DEVICE', 'honeypot_adb', t);
-    if (s.family) store.bump(e, PROVIDER, `${s.family}|BOTNET`, 'honeypot_adb', t);
-    else store.bump(e, CATEGORY, 'BOTNET', 'honeypot_adb', t);
+    store.bump(e, BEHAVIOR, 'COMPROMISED_DEVICE', feed, t);
+    if (s.family) store.bump(e, PROVIDER, `${s.family}|BOTNET`, feed, t);
+    else store.bump(e, CATEGORY, 'BOTNET', feed, t);
   }
 
   /** Drops addresses and anonymizer ranges with nothing inside the window, so memory follows it (all at once). */
