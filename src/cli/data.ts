@@ -127,7 +127,11 @@ function statusText(s: DataStatus, base: string | undefined, server: ServerStatu
     ),
     `overlays       ${s.overlays.entries} entries for ${s.overlays.teams} teams`,
     `feed log       (hours stored, oldest and newest)`,
-    ...s.feeds.map((f) => `  ${f.feed.padEnd(18)} ${String(f.hours).padStart(5)}  ${f.oldest_hour ?? '-'} .. ${f.newest_hour ?? '-'}`),
+    ...s.feeds.map(
+      (f) =>
+        `  ${f.feed.padEnd(18)} ${String(f.hours).padStart(5)}  ${f.oldest_hour ?? '-'} .. ${f.newest_hour ?? '-'}` +
+        `${f.simulated ? '  SIMULATED: demo records (not real data)' : ''}`,
+    ),
   ];
   if (!base) lines.push('server         not running on this data dir');
   else if (server && 'error' in server) lines.push(`server         ${server.url}: ${server.error}`);
