@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { parseIp } from '../../lib/ip-address.ts';
-import { canonicalProvider, KNOWN_PROVIDERS } from '../../modules/intel/providers/provider-registry.ts';
+import { canonicalProvider, KNOWN_PROVIDERS } from '../../modules/providers/provider-registry.ts';
 import { bencode } from './bencode.ts';
 import { createGenerators, pickFeed } from './generators.ts';
 import { ipToBigInt } from './ip-space.ts';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { normalizeDomain } from '../../lib/domain-name.ts';
 import { parseIp, type ParsedIp } from '../../lib/ip-address.ts';
-import { canonicalProvider } from '../intel/providers/provider-registry.ts';
+import { canonicalProvider } from '../providers/provider-registry.ts';
 import { FEED_LIST, recordTimeMs, type FeedDef, type FeedId } from './feed-catalog.ts';
 
 /** One validated record, canonical: IPs in RFC 5952 form, domains lower-case Punycode, hashes lower-case. */

@@ -5,7 +5,7 @@ import { NO_INTELLIGENCE, type Evidence, type ExplainingIntelligenceSource, type
 import { parseIp, type ParsedIp } from '../../../lib/ip-address.ts';
 import type { IntelList } from '../lists/intel-list.ts';
 import { isNetworkKind } from '../lists/list-kinds.ts';
-import { canonicalProvider } from '../providers/provider-registry.ts';
+import { canonicalProvider } from '../../providers/provider-registry.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
 import { BEHAVIOR, CATEGORY, PROVIDER, simulatedFeed, WINDOW_S } from './address-facts.ts';
 import { AddressStore } from './address-store.ts';
