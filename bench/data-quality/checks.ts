@@ -1,7 +1,7 @@
 import type { QualityCheck } from './check.ts';
-import { listChecks } from './lists.ts';
+import { demoProviderChecks, listChecks } from './lists.ts';
 
 /** Every check of the data-quality report, by area; each area adds its own file and one line here. */
 export const CHECKS: Record<string, QualityCheck> = {
-  lists: listChecks,
+  lists: async () => [...(await listChecks()), ...(await demoProviderChecks())],
 };

@@ -6,6 +6,9 @@ import { parseIp } from '../../src/lib/ip-address.ts';
 import { IntelIndex } from '../../src/modules/intel/engine/intel-index.ts';
 import type { IntelList, IntelListStore } from '../../src/modules/intel/lists/intel-list.ts';
 import { ListImporter, type ImportRequest } from '../../src/modules/intel/lists/list-importer.ts';
+import { createGenerators } from '../../src/demo/simulator/generators.ts';
+import { mulberry32 } from '../../src/demo/simulator/random.ts';
+import { canonicalProvider, KNOWN_PROVIDERS } from '../../src/modules/providers/provider-registry.ts';
 import type { QualityResult } from './check.ts';
 
 /**
@@ -116,6 +119,39 @@ export async function listChecks(): Promise<QualityResult[]> {
       sample: 2,
       right: torRight,
       detail: `right: no TOR_NODE at full strength (weight 60) for a listed exit; misses: ${torMisses.join('; ') || 'none'}`,
+    },
+  ];
+}
+
+/**
+ * The demo simulator's provider attributions: a record that names a real provider (one of the
+ * registry's, by any of its names or product-line tags) puts that name on an address the provider
+ * does not publish, since the simulator draws addresses from networks no such provider claims.
+ */
+export async function demoProviderChecks(): Promise<QualityResult[]> {
+  const g = createGenerators({
+    rng: mulberry32(20),
+    network: () => ({ asn: 0, country: '' }),
+    tlsHello: () => ({ raw: new Uint8Array(0), details: null }),
+  });
+  const known = new Set(KNOWN_PROVIDERS);
+  let sample = 0;
+  let right = 0;
+  const named = new Set<string>();
+  for (let i = 0; i < 2000; i++)
+    for (const feed of ['proxies', 'ja4t', 'anonymizers'] as const) {
+      const r = g[feed](Date.UTC(2026, 10, 28) + i * 1000) as { provider: string };
+      sample++;
+      const real = known.has(canonicalProvider(r.provider).provider);
+      if (!real) right++;
+      else named.add(r.provider);
+    }
+  return [
+    {
+      name: "demo records that put no real provider's name on an address (proxies, ja4t, anonymizers)",
+      sample,
+      right,
+      detail: `real names used: ${[...named].sort().slice(0, 12).join(', ') || 'none'}${named.size > 12 ? ` and ${named.size - 12} more` : ''}`,
     },
   ];
 }
