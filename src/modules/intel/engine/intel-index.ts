@@ -32,7 +32,7 @@ const RANGE_SHARE = 1 / 16;
 export const DEFAULT_BUDGET_BYTES = 256 * 2 ** 20;
 
 const BEHAVIORS = new Set(Object.keys(BEHAVIOR_WEIGHT));
-/** Every feed, and its twin for simulated records (address-facts.ts). */
+/** Every feed, and its twin for simulated records (address-facts.ts): the eight feeds and their twins fill AddressStore's 16 feed ids. */
 const STORED_FEEDS = [...FEED_IDS, ...FEED_IDS.map(simulatedFeed)];
 const SIMULATED_FEED: Record<string, string> = Object.fromEntries(FEED_IDS.map((f) => [f, simulatedFeed(f)]));
 
