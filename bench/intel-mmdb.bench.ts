@@ -76,6 +76,8 @@ function loadedIntelIndex(random: () => number): { index: IntelIndex; lists: Int
     provider,
     version: '0',
     imported_at: now,
+    published_at: now,
+    published_from: 'import' as const,
     format: 'cidr-lines',
     cidrs,
   });

@@ -228,7 +228,16 @@ function lists(): QualityResult[] {
   const t = asnTable();
   const imported: IntelList[] = CLOUD_LISTS.map(([file, provider]) => {
     const parsed = parseList(readFileSync(join(root, 'test/fixtures/lists', file)), { kind: 'DATACENTER' });
-    return { kind: 'DATACENTER', provider, version: '0', imported_at: 0, format: parsed.format, cidrs: parsed.cidrs.map((c) => c.text) };
+    return {
+      kind: 'DATACENTER',
+      provider,
+      version: '0',
+      imported_at: 0,
+      published_at: 0,
+      published_from: 'import' as const,
+      format: parsed.format,
+      cidrs: parsed.cidrs.map((c) => c.text),
+    };
   });
   const override = networkTypeOverride(imported);
   let n = 0;

@@ -37,6 +37,8 @@ const list = (kind: string, provider: string, cidrs: string[]): IntelList => ({
   provider,
   version: '0123456789abcdef',
   imported_at: S0 - 86_400,
+  published_at: S0 - 86_400,
+  published_from: 'import',
   format: 'cidr-lines',
   cidrs,
 });

@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { DATA_STATUS_PATH } from '../http/routes/data-status.ts';
 import { FEED_IDS } from '../modules/feeds/feed-catalog.ts';
 import { dataStatus, type DataStatus } from '../modules/intel/data-status.ts';
+import { listAge } from '../modules/intel/lists/list-aging.ts';
 import { operatorToken } from './local-secrets.ts';
 import { runningServer } from './local-server.ts';
 import { UsageError } from './output.ts';
@@ -120,12 +121,17 @@ function statusText(s: DataStatus, base: string | undefined, server: ServerStatu
     `lists          ${s.lists.length}${s.lists.length ? '' : ' (import with umbra data import-list KIND FILE)'}`,
     ...s.lists.map(
       (l) =>
-        `  ${l.kind.padEnd(18)} ${l.provider.padEnd(20)} ${String(l.cidrs).padStart(7)} ranges  version ${l.version}  imported ` +
-        `${when(l.imported_at)}  (${l.format})`,
+        `  ${l.kind.padEnd(18)} ${l.provider.padEnd(20)} ${String(l.cidrs).padStart(7)} ranges  version ${l.version}  published ` +
+        `${when(l.published_at)}${l.published_from === 'content' ? '' : ` (${l.published_from})`}, ` +
+        `${listAge(l, Math.floor(Date.now() / 1000)).state}  imported ${when(l.imported_at)}  (${l.format})`,
     ),
     `overlays       ${s.overlays.entries} entries for ${s.overlays.teams} teams`,
     `feed log       (hours stored, oldest and newest)`,
-    ...s.feeds.map((f) => `  ${f.feed.padEnd(18)} ${String(f.hours).padStart(5)}  ${f.oldest_hour ?? '-'} .. ${f.newest_hour ?? '-'}`),
+    ...s.feeds.map(
+      (f) =>
+        `  ${f.feed.padEnd(18)} ${String(f.hours).padStart(5)}  ${f.oldest_hour ?? '-'} .. ${f.newest_hour ?? '-'}` +
+        `${f.simulated ? '  SIMULATED: demo records (not real data)' : ''}`,
+    ),
   ];
   if (!base) lines.push('server         not running on this data dir');
   else if (server && 'error' in server) lines.push(`server         ${server.url}: ${server.error}`);

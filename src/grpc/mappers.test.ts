@@ -51,8 +51,12 @@ const listSource = {
   version: '0123456789abcdef',
   format: 'tor-bulk-exit-list',
   imported_at: S - 60,
-  first_seen: S - 60,
-  last_seen: S - 60,
+  published_at: S - 7200,
+  published_from: 'content',
+  state: 'current',
+  strength: 1,
+  first_seen: S - 7200,
+  last_seen: S - 7200,
   count: 1,
 } as const;
 const overlaySource = { source: 'overlay', action: 'deny', cidr: '185.220.101.0/24', created_at: S - 10 } as const;
@@ -67,8 +71,9 @@ describe(evidenceSourceToProto.name, () => {
     assert.deepEqual(evidenceSourceToProto(listSource), {
       ...listSource,
       imported_at: { seconds: S - 60, nanos: 0 },
-      first_seen: { seconds: S - 60, nanos: 0 },
-      last_seen: { seconds: S - 60, nanos: 0 },
+      published_at: { seconds: S - 7200, nanos: 0 },
+      first_seen: { seconds: S - 7200, nanos: 0 },
+      last_seen: { seconds: S - 7200, nanos: 0 },
     });
     assert.deepEqual(evidenceSourceToProto(overlaySource), { ...overlaySource, created_at: { seconds: S - 10, nanos: 0 } });
   });
@@ -165,8 +170,12 @@ describe(ipResultToProto.name, () => {
       version: '0123456789abcdef',
       format: 'tor-bulk-exit-list',
       imported_at: ts(S - 60),
-      first_seen: ts(S - 60),
-      last_seen: ts(S - 60),
+      published_at: ts(S - 7200),
+      published_from: 'content',
+      state: 'current',
+      strength: 1,
+      first_seen: ts(S - 7200),
+      last_seen: ts(S - 7200),
       count: 1,
     };
     const overlay = { source: 'overlay', action: 'deny', cidr: '185.220.101.0/24', created_at: ts(S - 10) };

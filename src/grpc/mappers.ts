@@ -59,7 +59,7 @@ export function ipResultToProto(r: IpResult): Record<string, unknown> {
 }
 
 /** The instants an evidence source may carry (Unix seconds); which ones depends on its `source`. */
-const SOURCE_INSTANTS = ['imported_at', 'created_at', 'first_seen', 'last_seen'] as const;
+const SOURCE_INSTANTS = ['imported_at', 'published_at', 'created_at', 'first_seen', 'last_seen'] as const;
 
 /** One EvidenceSource: the members its kind has, instants as Timestamps; the others stay unset. */
 export function evidenceSourceToProto(s: EvidenceSource): Record<string, unknown> {

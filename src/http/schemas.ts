@@ -90,12 +90,29 @@ const EvidenceSource = Type.Object(
     version: Type.Optional(Type.String({ description: 'list version: content hash prefix (source list)' })),
     format: Type.Optional(Type.String({ description: 'detected list format (source list)' })),
     imported_at: Type.Optional(Type.Integer({ description: 'Unix s of the list import' })),
+    published_at: Type.Optional(
+      Type.Integer({ description: "Unix s of the publisher's own time for the list (source list); the list ages from it" }),
+    ),
+    published_from: Type.Optional(
+      Type.String({
+        description:
+          "where published_at comes from (source list): `content` (the file's header), `option` (given at import), " +
+          "`file-date` (the file's modification time) or `import` (none known: the import time)",
+      }),
+    ),
+    state: Type.Optional(
+      Type.String({ description: "the list's age by its kind's rule (source list): `current` (full strength) or `stale` (weaker)" }),
+    ),
+    strength: Type.Optional(Type.Number({ description: 'the factor, 0 to 1, the list membership carries into risk_score (source list)' })),
     action: Type.Optional(Type.String({ description: '`allow` or `deny` (source overlay)' })),
     cidr: Type.Optional(Type.String({ description: 'overlay range (source overlay)' })),
     created_at: Type.Optional(Type.Integer({ description: 'Unix s (source overlay)' })),
-    first_seen: Type.Optional(Type.Integer({ description: 'Unix s' })),
-    last_seen: Type.Optional(Type.Integer({ description: 'Unix s' })),
+    first_seen: Type.Optional(Type.Integer({ description: 'Unix s (source list: its published_at)' })),
+    last_seen: Type.Optional(Type.Integer({ description: 'Unix s (source list: its published_at)' })),
     count: Type.Optional(Type.Integer({ description: 'observations in the 90 day window' })),
+    simulated: Type.Optional(
+      Type.Boolean({ description: "true when umbra's demo simulator made the feed's records up (source feed); absent for real data" }),
+    ),
   },
   { description: 'where one signal comes from' },
 );

@@ -110,7 +110,7 @@ export function grpcClient(port: number, options: { tls?: { ca: Buffer; serverNa
 
 export type GrpcTestClient = ReturnType<typeof grpcClient>;
 
-const INSTANT_KEYS = new Set(['timestamp', 'last_seen', 'first_seen', 'created_at', 'imported_at', 'date']);
+const INSTANT_KEYS = new Set(['timestamp', 'last_seen', 'first_seen', 'created_at', 'imported_at', 'published_at', 'date']);
 
 /**
  * A gRPC answer back in the HTTP JSON's terms, to compare the two: Timestamps → integers in the given

@@ -34,15 +34,29 @@ describe('umbra data import-list / lists / remove-list (black box)', () => {
       ['GOOGLEBOT'],
     );
 
-    const tor = umbra(dataDir, ['data', 'import-list', 'TOR_NODE', join(FIXTURES, 'tor-bulk-exit-list.txt')]);
+    const tor = umbra(dataDir, ['data', 'import-list', 'TOR_NODE', join(FIXTURES, 'tor-bulk-exit-list.txt'), '--published', '2022-01-18']);
     assert.equal(tor.code, 0, tor.stderr);
     assert.deepEqual([tor.json.provider, tor.json.format, tor.json.count], ['TOR', 'tor-bulk-exit-list', 6]);
+    // The bulk list carries no time: the one given is kept, and the list is old news.
+    assert.deepEqual([tor.json.published_at, tor.json.published_from], [Date.UTC(2022, 0, 18) / 1000, 'option']);
+    assert.match(tor.stderr, /warning: TOR_NODE\/TOR is \d+ days old \(a TOR_NODE list counts for 14\): expired, it says nothing/);
+    const badDate = umbra(dataDir, [
+      'data',
+      'import-list',
+      'TOR_NODE',
+      join(FIXTURES, 'tor-bulk-exit-list.txt'),
+      '--published',
+      'last week',
+    ]);
+    assert.equal(badDate.code, 2);
+    assert.match(badDate.stderr, /bad --published 'last week'/);
 
     // Re-importing the kind with the same provider replaces that list (here from stdin, in the other Tor format).
     const again = umbra(dataDir, ['data', 'import-list', 'tor-node', '-'], readFileSync(join(FIXTURES, 'tor-exit-addresses.txt'), 'utf8'));
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.json.replaced, tor.json.version);
     assert.equal(again.json.format, 'tor-exit-addresses');
+    assert.deepEqual([again.json.published_at, again.json.published_from], [Date.UTC(2022, 0, 18, 12, 2, 1) / 1000, 'content']);
 
     // Partly bad: the good ranges are kept, exit 1, each bad line named.
     const partial = umbra(
@@ -66,6 +80,15 @@ describe('umbra data import-list / lists / remove-list (black box)', () => {
     );
     assert.equal(listed.json.lists[2].version, again.json.version);
     assert.equal(typeof listed.json.lists[2].imported_at, 'number');
+    const [openai, , torList] = listed.json.lists;
+    assert.deepEqual(
+      [torList.published_at, torList.published_from, torList.state, torList.strength],
+      [again.json.published_at, 'content', 'expired', 0],
+    );
+    assert.deepEqual([openai.published_from, openai.age_days, openai.state, openai.strength], ['import', 0, 'current', 1]);
+    assert.match(listed.stderr, /warning: TOR_NODE\/TOR is \d+ days old \(a TOR_NODE list counts for 14\): expired/);
+    assert.match(listed.stderr, /note: AI_CRAWLER\/OPENAI has no publisher's time; it ages from its import \(give --published\)/);
+    assert.doesNotMatch(listed.stderr, /GOOGLEBOT has no publisher's time/, 'googlebot.json carries its own');
 
     // Nothing done: exit 2 and nothing stored.
     const none = umbra(dataDir, ['data', 'import-list', 'AI_CRAWLER', '-', '--provider', 'OPENAI'], 'garbage\n');

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { parseIp } from '../../lib/ip-address.ts';
+import { canonicalProvider, KNOWN_PROVIDERS } from '../../modules/providers/provider-registry.ts';
 import { bencode } from './bencode.ts';
 import { createGenerators, pickFeed } from './generators.ts';
 import { ipToBigInt } from './ip-space.ts';
@@ -92,7 +93,16 @@ const SHAPES: Record<FeedId, Record<string, Kind>> = {
     timestamp: 'integer',
     source_ip: 'string',
   },
-  ja4t: { ip: 'string', ja4t: 'string', provider: 'string', type: 'string', timestamp: 'integer', country_code: 'string', asn: 'integer' },
+  ja4t: {
+    ip: 'string',
+    ja4t: 'string',
+    provider: 'string',
+    variant: 'string',
+    type: 'string',
+    timestamp: 'integer',
+    country_code: 'string',
+    asn: 'integer',
+  },
 };
 
 function kindOf(v: unknown): Kind | 'other' {
@@ -240,7 +250,8 @@ describe(createGenerators.name, () => {
   it('should emit JA4T strings shaped window_options_mss_wscale', () => {
     for (const r of records.ja4t) {
       assert.match(r.ja4t, /^\d+_\d+(-\d+)*_\d+_\d+$/);
-      assert.match(r.provider, /_(RESIDENTIAL|MOBILE|DATACENTER|PUBLIC|BLOCKCHAIN)$/);
+      assert.match(r.variant, /^(RESIDENTIAL|MOBILE|DATACENTER|PUBLIC|BLOCKCHAIN)$/);
+      assert.equal(r.type, `${r.variant}_PROXY`);
     }
   });
 
@@ -256,5 +267,14 @@ describe(pickFeed.name, () => {
     const seen = new Set<FeedId>();
     for (let i = 0; i < 2000; i++) seen.add(pickFeed(rng));
     assert.deepEqual([...seen].sort(), [...FEED_IDS].sort());
+  });
+
+  it("should never put a real provider's name on an address: every provider tag is a made-up DEMO_ one", () => {
+    const tags = new Set([...records.proxies, ...records.ja4t, ...records.anonymizers].map((r) => r.provider as string));
+    assert.ok(tags.size > 20, `${tags.size} providers`);
+    for (const tag of tags) {
+      assert.match(tag, /^DEMO_[A-Z_]+$/);
+      assert.ok(!KNOWN_PROVIDERS.includes(canonicalProvider(tag).provider), `${tag} is a real provider's tag`);
+    }
   });
 });

@@ -78,8 +78,9 @@ export function createJa4tGenerator(deps: SimulatorDeps) {
     return {
       ip: exit.ip,
       ja4t: ja4tFor(exit.ip, exit.space),
-      // Sensors tag the product line, e.g. PROXYJET_DATACENTER (as sensors do).
-      provider: `${exit.provider}_${JA4T_SUFFIX[exit.type]}`,
+      // The sensor names the product line (real sensors often append it to the tag, SMARTPROXY_MOBILE, which ingestion maps the same way).
+      provider: exit.provider,
+      variant: JA4T_SUFFIX[exit.type],
       type: exit.type,
       timestamp: seconds(tsMs),
       country_code: net.country,

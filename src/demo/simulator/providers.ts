@@ -10,26 +10,31 @@ export interface ProxyProvider {
   types: readonly ProxyType[];
 }
 
-/** Proxy networks and the products each actually sells. */
+/**
+ * Made-up proxy networks, each with a product mix like a real one's. The demo draws its addresses
+ * from real networks (address-space.ts) that no proxy or VPN provider publishes as its own, so it
+ * never puts a real provider's name on them: every tag is DEMO_..., and every record the simulator
+ * makes is stored with `simulated: true` (ingest-service.ts), which the evidence reports.
+ */
 export const PROXY_PROVIDERS: readonly ProxyProvider[] = [
-  { tag: 'BRIGHTDATA', weight: 14, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY', 'DATACENTER_PROXY'] },
-  { tag: 'OXYLABS', weight: 11, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY', 'DATACENTER_PROXY'] },
-  { tag: 'SMARTPROXY', weight: 9, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY', 'DATACENTER_PROXY'] },
-  { tag: 'IPROYAL', weight: 8, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY', 'DATACENTER_PROXY'] },
-  { tag: 'SOAX', weight: 6, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY'] },
-  { tag: 'NETNUT', weight: 6, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY', 'DATACENTER_PROXY'] },
-  { tag: 'PROXYJET', weight: 4, types: ['RESIDENTIAL_PROXY', 'DATACENTER_PROXY'] },
-  { tag: 'PACKETSTREAM', weight: 4, types: ['RESIDENTIAL_PROXY'] },
-  { tag: 'HONEYGAIN', weight: 5, types: ['RESIDENTIAL_PROXY'] },
-  { tag: 'PROXYRACK', weight: 3, types: ['RESIDENTIAL_PROXY', 'DATACENTER_PROXY'] },
-  { tag: 'WEBSHARE', weight: 6, types: ['DATACENTER_PROXY', 'RESIDENTIAL_PROXY'] },
-  { tag: 'INFATICA', weight: 3, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY'] },
-  { tag: 'PROXY_SELLER', weight: 3, types: ['DATACENTER_PROXY', 'MOBILE_PROXY'] },
-  { tag: 'PAWNS', weight: 2, types: ['RESIDENTIAL_PROXY'] },
-  { tag: 'MYSTERIUM', weight: 2, types: ['BLOCKCHAIN_PROXY'] },
-  { tag: 'GRASS', weight: 2, types: ['BLOCKCHAIN_PROXY'] },
-  { tag: 'PROXYSCRAPE', weight: 2, types: ['PUBLIC_PROXY'] },
-  { tag: 'GEONODE_FREE', weight: 1, types: ['PUBLIC_PROXY'] },
+  { tag: 'DEMO_PROXY_A', weight: 14, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY', 'DATACENTER_PROXY'] },
+  { tag: 'DEMO_PROXY_B', weight: 11, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY', 'DATACENTER_PROXY'] },
+  { tag: 'DEMO_PROXY_C', weight: 9, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY', 'DATACENTER_PROXY'] },
+  { tag: 'DEMO_PROXY_D', weight: 8, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY', 'DATACENTER_PROXY'] },
+  { tag: 'DEMO_PROXY_E', weight: 6, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY'] },
+  { tag: 'DEMO_PROXY_F', weight: 6, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY', 'DATACENTER_PROXY'] },
+  { tag: 'DEMO_PROXY_G', weight: 4, types: ['RESIDENTIAL_PROXY', 'DATACENTER_PROXY'] },
+  { tag: 'DEMO_PROXY_H', weight: 4, types: ['RESIDENTIAL_PROXY'] },
+  { tag: 'DEMO_PROXY_I', weight: 5, types: ['RESIDENTIAL_PROXY'] },
+  { tag: 'DEMO_PROXY_J', weight: 3, types: ['RESIDENTIAL_PROXY', 'DATACENTER_PROXY'] },
+  { tag: 'DEMO_PROXY_K', weight: 6, types: ['DATACENTER_PROXY', 'RESIDENTIAL_PROXY'] },
+  { tag: 'DEMO_PROXY_L', weight: 3, types: ['RESIDENTIAL_PROXY', 'MOBILE_PROXY'] },
+  { tag: 'DEMO_PROXY_M', weight: 3, types: ['DATACENTER_PROXY', 'MOBILE_PROXY'] },
+  { tag: 'DEMO_PROXY_N', weight: 2, types: ['RESIDENTIAL_PROXY'] },
+  { tag: 'DEMO_PROXY_O', weight: 2, types: ['BLOCKCHAIN_PROXY'] },
+  { tag: 'DEMO_PROXY_P', weight: 2, types: ['BLOCKCHAIN_PROXY'] },
+  { tag: 'DEMO_PROXY_Q', weight: 2, types: ['PUBLIC_PROXY'] },
+  { tag: 'DEMO_PROXY_R', weight: 1, types: ['PUBLIC_PROXY'] },
 ];
 
 /** Where each proxy type's exits live; blockchain nodes are mostly volunteers at home. */
@@ -56,28 +61,29 @@ export interface VpnProvider {
   owners?: readonly string[];
 }
 
+/** Made-up VPN, relay and Tor operators (DEMO_...), on the kinds of network the real ones use. */
 export const VPN_PROVIDERS: readonly VpnProvider[] = [
-  { tag: 'NORDVPN', weight: 12, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP', 'LEASEWEB'] },
-  { tag: 'EXPRESSVPN', weight: 9, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP', 'LEASEWEB', 'LINODE'] },
-  { tag: 'SURFSHARK', weight: 8, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP'] },
-  { tag: 'PROTONVPN', weight: 7, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP', 'LEASEWEB'] },
-  { tag: 'MULLVAD', weight: 5, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'HETZNER', 'DATACAMP'] },
-  { tag: 'PIA', weight: 6, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP', 'LEASEWEB'] },
-  { tag: 'CYBERGHOST', weight: 5, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP'] },
-  { tag: 'IPVANISH', weight: 3, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['LEASEWEB', 'M247'] },
-  { tag: 'HIDEMYASS', weight: 2, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['DATACAMP', 'LEASEWEB'] },
-  { tag: 'WINDSCRIBE', weight: 4, type: 'FREE_VPN', kinds: ['hosting'], owners: ['VULTR', 'OVH', 'DIGITALOCEAN'] },
-  { tag: 'TUNNELBEAR', weight: 3, type: 'FREE_VPN', kinds: ['hosting'], owners: ['DIGITALOCEAN', 'LINODE', 'AWS'] },
-  { tag: 'HOTSPOTSHIELD', weight: 3, type: 'FREE_VPN', kinds: ['hosting'], owners: ['DATACAMP', 'OVH'] },
-  { tag: 'URBANVPN', weight: 2, type: 'FREE_VPN', kinds: ['hosting'], owners: ['OVH', 'HETZNER'] },
-  { tag: 'HIDE_ME', weight: 1, type: 'FREE_VPN', kinds: ['hosting'], owners: ['LEASEWEB', 'M247'] },
-  { tag: 'ZSCALER', weight: 5, type: 'ENTERPRISE_VPN', kinds: ['enterprise'], owners: ['ZSCALER'] },
-  { tag: 'NETSKOPE', weight: 2, type: 'ENTERPRISE_VPN', kinds: ['enterprise'], owners: ['NETSKOPE'] },
-  { tag: 'CISCO_UMBRELLA', weight: 2, type: 'ENTERPRISE_VPN', kinds: ['enterprise'], owners: ['CISCO_UMBRELLA'] },
-  { tag: 'APPLE_PRIVATE_RELAY', weight: 8, type: 'PRIVATE_RELAY', kinds: ['relay'] },
+  { tag: 'DEMO_VPN_A', weight: 12, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP', 'LEASEWEB'] },
+  { tag: 'DEMO_VPN_B', weight: 9, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP', 'LEASEWEB', 'LINODE'] },
+  { tag: 'DEMO_VPN_C', weight: 8, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP'] },
+  { tag: 'DEMO_VPN_D', weight: 7, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP', 'LEASEWEB'] },
+  { tag: 'DEMO_VPN_E', weight: 5, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'HETZNER', 'DATACAMP'] },
+  { tag: 'DEMO_VPN_F', weight: 6, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP', 'LEASEWEB'] },
+  { tag: 'DEMO_VPN_G', weight: 5, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['M247', 'DATACAMP'] },
+  { tag: 'DEMO_VPN_H', weight: 3, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['LEASEWEB', 'M247'] },
+  { tag: 'DEMO_VPN_I', weight: 2, type: 'COMMERCIAL_VPN', kinds: ['hosting'], owners: ['DATACAMP', 'LEASEWEB'] },
+  { tag: 'DEMO_FREE_VPN_A', weight: 4, type: 'FREE_VPN', kinds: ['hosting'], owners: ['VULTR', 'OVH', 'DIGITALOCEAN'] },
+  { tag: 'DEMO_FREE_VPN_B', weight: 3, type: 'FREE_VPN', kinds: ['hosting'], owners: ['DIGITALOCEAN', 'LINODE', 'AWS'] },
+  { tag: 'DEMO_FREE_VPN_C', weight: 3, type: 'FREE_VPN', kinds: ['hosting'], owners: ['DATACAMP', 'OVH'] },
+  { tag: 'DEMO_FREE_VPN_D', weight: 2, type: 'FREE_VPN', kinds: ['hosting'], owners: ['OVH', 'HETZNER'] },
+  { tag: 'DEMO_FREE_VPN_E', weight: 1, type: 'FREE_VPN', kinds: ['hosting'], owners: ['LEASEWEB', 'M247'] },
+  { tag: 'DEMO_ENTERPRISE_VPN_A', weight: 5, type: 'ENTERPRISE_VPN', kinds: ['enterprise'], owners: ['ZSCALER'] },
+  { tag: 'DEMO_ENTERPRISE_VPN_B', weight: 2, type: 'ENTERPRISE_VPN', kinds: ['enterprise'], owners: ['NETSKOPE'] },
+  { tag: 'DEMO_ENTERPRISE_VPN_C', weight: 2, type: 'ENTERPRISE_VPN', kinds: ['enterprise'], owners: ['CISCO_UMBRELLA'] },
+  { tag: 'DEMO_PRIVATE_RELAY', weight: 8, type: 'PRIVATE_RELAY', kinds: ['relay'] },
   // Most exits sit on a few dedicated operators' blocks; the rest on cheap European hosting.
   {
-    tag: 'TOR',
+    tag: 'DEMO_TOR',
     weight: 6,
     type: 'TOR_NODE',
     kinds: ['tor', 'hosting'],

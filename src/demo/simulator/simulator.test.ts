@@ -75,4 +75,31 @@ describe(Simulator.name, () => {
     }
     assert.equal(FEEDS.honeypot_adb.unit, 'ms');
   });
+
+  it('should store every record it makes with simulated: true, which no ingestion client may send', async (t) => {
+    const { log, clock, sim } = setup(t);
+    await sim.tick(5);
+    let lines = 0;
+    for (const id of FEED_IDS)
+      for (const hour of await log.hours(id))
+        for await (const line of log.readHour(id, hour)) {
+          lines++;
+          assert.equal((JSON.parse(line) as { simulated?: unknown }).simulated, true, `${id}: ${line.slice(0, 80)}`);
+        }
+    assert.ok(lines >= FEED_IDS.length, `${lines} lines`);
+    const validator = new RecordValidator(() => clock.now());
+    const ingest = new IngestService(log, new MemoryFeedBus(), validator, { warn: () => {} });
+    const record = {
+      ip: '192.0.2.7',
+      provider: 'ACME',
+      type: 'RESIDENTIAL_PROXY',
+      timestamp: Math.floor(clock.now() / 1000),
+      country_code: '',
+      asn: 0,
+    };
+    const marked = await ingest.ingest(FEEDS.proxies, [[{ n: 1, value: { ...record, simulated: true } }]]);
+    assert.deepEqual([marked.accepted, marked.errors[0]?.field, marked.errors[0]?.reason], [0, 'simulated', 'invalid_value']);
+    const real = await ingest.ingest(FEEDS.proxies, [[{ n: 1, value: record }]]);
+    assert.equal(real.accepted, 1, 'a real record is stored without the member');
+  });
 });

@@ -111,7 +111,7 @@ export class Simulator {
 
   private async publish(id: FeedId, times: number[]): Promise<IngestSummary> {
     const gen = this.generators[id];
-    const summary = await this.ingest.ingest(FEEDS[id], [times.map((t, i) => ({ n: i + 1, value: gen(t) }))]);
+    const summary = await this.ingest.ingest(FEEDS[id], [times.map((t, i) => ({ n: i + 1, value: gen(t) }))], { simulated: true });
     this.published += summary.accepted;
     if (summary.rejected > 0) this.logger.warn({ feed: id, errors: summary.errors.slice(0, 3) }, 'simulator produced invalid records');
     return summary;

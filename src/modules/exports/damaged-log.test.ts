@@ -82,7 +82,13 @@ describe('export jobs on a log with damaged lines', () => {
     intact.set(hour, rs);
   };
   const asRows = (rs: object[]) =>
-    rs.map((r) => ({ ...r, timestamp: BigInt((r as { timestamp: number }).timestamp), asn: BigInt((r as { asn: number }).asn) }));
+    rs.map((r) => ({
+      variant: null,
+      simulated: null,
+      ...r,
+      timestamp: BigInt((r as { timestamp: number }).timestamp),
+      asn: BigInt((r as { asn: number }).asn),
+    }));
   const rowsOf = async (key: string) => (await readParquet(readFileSync(deps.store.pathOf(key)))).rows;
   const damageOf = () => reports.map((r) => ({ hour: (r.hourStartMs - D0) / HOUR_MS, skipped: r.skipped, repaired: r.repaired }));
 

@@ -95,22 +95,31 @@ const CONTRACT: Record<FeedId, [string, string][]> = {
   ],
 };
 const ADDED: Record<FeedId, [string, string][]> = {
-  proxies: [],
-  anonymizers: [],
+  proxies: [
+    ['variant', 'VARCHAR'],
+    ['simulated', 'BOOLEAN'],
+  ],
+  anonymizers: [
+    ['variant', 'VARCHAR'],
+    ['simulated', 'BOOLEAN'],
+  ],
   torrents: [
     ['files', 'STRUCT(path VARCHAR, length BIGINT)[]'],
     ['peers', 'STRUCT(ip VARCHAR, port INTEGER, source VARCHAR, encrypted BOOLEAN)[]'],
+    ['simulated', 'BOOLEAN'],
   ],
   honeypot_http: [
     ['protocol', 'VARCHAR'],
     ['meta', META],
     ['headers', 'MAP(VARCHAR, VARCHAR)'],
     ['source_ip', 'VARCHAR'],
+    ['simulated', 'BOOLEAN'],
   ],
   honeypot_https: [
     ['protocol', 'VARCHAR'],
     ['meta', META],
     ['source_ip', 'VARCHAR'],
+    ['simulated', 'BOOLEAN'],
   ],
   honeypot_dns: [
     ['protocol', 'VARCHAR'],
@@ -118,12 +127,17 @@ const ADDED: Record<FeedId, [string, string][]> = {
     ['qname', 'VARCHAR'],
     ['qtype', 'VARCHAR'],
     ['source_ip', 'VARCHAR'],
+    ['simulated', 'BOOLEAN'],
   ],
   honeypot_adb: [
     ['timestamp', 'TIMESTAMP WITH TIME ZONE'],
     ['source_ip', 'VARCHAR'],
+    ['simulated', 'BOOLEAN'],
   ],
-  ja4t: [],
+  ja4t: [
+    ['variant', 'VARCHAR'],
+    ['simulated', 'BOOLEAN'],
+  ],
 };
 const expectedColumns = (feed: FeedId) => [...CONTRACT[feed], ...ADDED[feed]];
 /** Columns holding a nested record member under another name (the contract flattens http `details`). */

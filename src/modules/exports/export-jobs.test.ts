@@ -76,7 +76,13 @@ describe('export jobs', () => {
   });
 
   const expectRows = (records: object[]) =>
-    records.map((r) => ({ ...r, timestamp: BigInt((r as { timestamp: number }).timestamp), asn: BigInt((r as { asn: number }).asn) }));
+    records.map((r) => ({
+      ...r,
+      timestamp: BigInt((r as { timestamp: number }).timestamp),
+      asn: BigInt((r as { asn: number }).asn),
+      variant: null,
+      simulated: null,
+    }));
 
   it('should snapshot one hour to its latest key, with a checksum of the stored bytes, idempotently', async () => {
     const h5 = D0 + 5 * HOUR_MS;

@@ -56,7 +56,7 @@ for (const spool of ['fifo', 'file'] as const)
       // Integers come back as bigint; ASNs above 2^31 keep their value (UBIGINT).
       assert.deepEqual(
         pq.rows,
-        records.map((r) => ({ ...r, asn: BigInt(r.asn), timestamp: BigInt(r.timestamp) })),
+        records.map((r) => ({ ...r, asn: BigInt(r.asn), timestamp: BigInt(r.timestamp), variant: null, simulated: null })),
       );
     });
 
@@ -86,6 +86,7 @@ for (const spool of ['fifo', 'file'] as const)
           'VARCHAR',
           'STRUCT(proxy_ip VARCHAR, server VARCHAR, pool_id JSON, provider VARCHAR)',
           'VARCHAR',
+          'BOOLEAN',
         ],
       );
       assert.equal(pq.rows[0]!.port, 443);
@@ -109,7 +110,21 @@ for (const spool of ['fifo', 'file'] as const)
       const h = await readParquet(join(dir, 'http.parquet'));
       assert.deepEqual(
         h.fields.map((f) => f.name),
-        ['timestamp', 'tunnel_id', 'domain', 'port', 'method', 'uri', 'version', 'raw', 'protocol', 'meta', 'headers', 'source_ip'],
+        [
+          'timestamp',
+          'tunnel_id',
+          'domain',
+          'port',
+          'method',
+          'uri',
+          'version',
+          'raw',
+          'protocol',
+          'meta',
+          'headers',
+          'source_ip',
+          'simulated',
+        ],
       );
       const dec = (v: unknown) => (v instanceof Uint8Array ? new TextDecoder().decode(v) : v);
       // hyparquet reads a NULL group (meta, headers) as undefined.
@@ -125,6 +140,7 @@ for (const spool of ['fifo', 'file'] as const)
         null,
         undefined,
         undefined,
+        null,
         null,
       ]);
     });
@@ -227,6 +243,7 @@ describe(`${ParquetWriter.name} from files`, () => {
       // ms in the log, an instant in the file (hyparquet reads TIMESTAMP as a Date)
       timestamp: new Date(r.timestamp),
       source_ip: r.source_ip ?? null,
+      simulated: null,
     }));
 
   it('should read NDJSON files in order into the same bytes as the streamed lines', async () => {
@@ -395,7 +412,8 @@ describe(`${ParquetWriter.name} merging row groups`, () => {
     const kv =
       `{'feed': 'proxies', 'schema': ` +
       `'${JSON.stringify({ fields: FEEDS.proxies.parquet.map((c) => ({ name: c.name, type: c.type })) })}'}`;
-    await con.run(`COPY (SELECT 'i' AS ip, 'p' AS provider, 't' AS type, 5::BIGINT AS timestamp, 'DE' AS country_code, 4200000000::BIGINT AS asn)
+    await con.run(`COPY (SELECT 'i' AS ip, 'p' AS provider, 't' AS type, 5::BIGINT AS timestamp, 'DE' AS country_code, 4200000000::BIGINT AS asn,
+      NULL::VARCHAR AS variant, NULL::BOOLEAN AS simulated)
       TO '${old}' (FORMAT parquet, COMPRESSION zstd, KV_METADATA ${kv})`);
     const out = join(dir, 'mix-day.parquet');
     await assert.rejects(writer.mergeParquet(FEEDS.proxies, [good!, old], out), MergeRefused);

@@ -46,6 +46,7 @@ const asRow = (r: Rec) => ({
   protocol: r.protocol,
   meta: r.meta,
   source_ip: null,
+  simulated: null,
 });
 
 /** The same log without local files: what a networked FeedLog offers. */
@@ -104,6 +105,7 @@ describe('daily rollup sources', () => {
         ['protocol', 'VARCHAR'],
         ['meta', 'STRUCT(proxy_ip VARCHAR, server VARCHAR, pool_id JSON, provider VARCHAR)'],
         ['source_ip', 'VARCHAR'],
+        ['simulated', 'BOOLEAN'],
       ].map(([name, type]) => ({ name, type })),
     );
     assert.deepEqual({ kind: pq.kv.kind, date: pq.kv.date, feed: pq.kv.feed }, { kind: 'daily', date: DATE, feed: FEED });

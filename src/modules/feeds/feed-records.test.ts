@@ -138,4 +138,21 @@ describe(RecordValidator.name, () => {
     assert.equal(findFeed('HONEYPOT_DNS')?.id, 'honeypot_dns');
     assert.equal(findFeed('../proxies'), undefined);
   });
+
+  it('should store one tag per provider: a product-line tag becomes the provider with its variant', () => {
+    const ja4t = check('ja4t', { provider: 'SMARTPROXY_MOBILE', type: 'MOBILE_PROXY' });
+    assert.ok(ja4t.ok);
+    assert.deepEqual([ja4t.record.provider, ja4t.record.variant], ['SMARTPROXY', 'MOBILE']);
+    assert.deepEqual(JSON.parse(ja4t.line), ja4t.record, 'the stored line carries the canonical tag');
+    const alias = check('proxies', { provider: 'BRIGHT_DATA' });
+    assert.ok(alias.ok);
+    assert.deepEqual([alias.record.provider, alias.record.variant], ['BRIGHTDATA', undefined]);
+    const stated = check('anonymizers', { provider: 'INFATICA_RESIDENTIAL', variant: 'ISP' });
+    assert.ok(stated.ok);
+    assert.deepEqual([stated.record.provider, stated.record.variant], ['INFATICA', 'ISP'], "the record's own variant wins");
+    const unknown = check('proxies', { provider: 'ACME_MOBILE' });
+    assert.ok(unknown.ok);
+    assert.deepEqual([unknown.record.provider, unknown.record.variant], ['ACME_MOBILE', undefined]);
+    refused(check('proxies', { variant: 'HOME' }), 'invalid_value', 'variant');
+  });
 });

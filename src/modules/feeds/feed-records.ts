@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { normalizeDomain } from '../../lib/domain-name.ts';
 import { parseIp, type ParsedIp } from '../../lib/ip-address.ts';
+import { canonicalProvider } from '../providers/provider-registry.ts';
 import { FEED_LIST, recordTimeMs, type FeedDef, type FeedId } from './feed-catalog.ts';
 
 /** One validated record, canonical: IPs in RFC 5952 form, domains lower-case Punycode, hashes lower-case. */
@@ -104,6 +105,8 @@ export class RecordValidator {
     const validate = this.validators.get(feed.id)!;
     if (!validate(value)) return fromAjv(feed, validate.errors![0]!);
     const record = value as FeedRecord;
+    if (record.simulated !== undefined)
+      return fail('invalid_value', 'simulated', "is set only by umbra's demo simulator, never by an ingestion client");
     const timeMs = recordTimeMs(feed, record);
     if (timeMs > this.now() + MAX_FUTURE_MS)
       return fail('future_timestamp', 'timestamp', `is more than ${MAX_FUTURE_MS / 60_000} minutes ahead of the server clock`);
@@ -178,13 +181,29 @@ function checkSemantics(feed: FeedDef, record: FeedRecord): RecordCheck | typeof
   return outcome ?? (changed ? CHANGED : undefined);
 }
 
+/**
+ * One tag per provider (provider-registry.ts): SMARTPROXY_MOBILE is stored as SMARTPROXY with variant
+ * MOBILE, BRIGHT_DATA as BRIGHTDATA. A variant the record states itself wins over the tag's suffix.
+ */
+function canonicalTag(record: FeedRecord): typeof CHANGED | undefined {
+  const given = record.provider as string;
+  const c = canonicalProvider(given);
+  if (c.provider === given) return undefined;
+  record.provider = c.provider;
+  if (c.variant && record.variant === undefined) record.variant = c.variant;
+  return CHANGED;
+}
+
 function checkFeedRules(feed: FeedDef, record: FeedRecord, parsed: Record<string, ParsedIp>): RecordCheck | typeof CHANGED | undefined {
   switch (feed.id) {
+    case 'proxies':
+    case 'ja4t':
+      return canonicalTag(record);
     case 'anonymizers': {
       const order = compareIp(parsed.range_start!, parsed.range_end!);
       if (Number.isNaN(order)) return fail('invalid_value', 'range_end', 'must be of the same IP version as range_start');
       if (order > 0) return fail('invalid_value', 'range_end', 'must not be below range_start');
-      return undefined;
+      return canonicalTag(record);
     }
     case 'torrents': {
       const hash = record.info_hash as string;

@@ -6,6 +6,10 @@ import { Type, type TSchema } from 'typebox';
  * not silently dropped; IP syntax, domain syntax and the adb hash are checked in feed-records.ts.
  */
 const Provider = Type.String({ pattern: '^[A-Z0-9][A-Z0-9_.-]{0,63}$', description: 'upper-case provider tag, e.g. BRIGHTDATA' });
+const Variant = Type.Union(
+  ['RESIDENTIAL', 'MOBILE', 'DATACENTER', 'ISP', 'PUBLIC', 'BLOCKCHAIN'].map((v) => Type.Literal(v)),
+  { description: "the provider's product line of this sighting; ingestion sets it from a tag such as SMARTPROXY_MOBILE" },
+);
 const Category = Type.String({ pattern: '^[A-Z][A-Z0-9_]{0,63}$', description: 'upper-case category value, e.g. RESIDENTIAL_PROXY' });
 const Country = Type.String({ pattern: '^([A-Z]{2})?$', description: 'ISO 3166-1 alpha-2, empty when unknown' });
 const Asn = Type.Integer({ minimum: 0, maximum: 4294967295, description: 'AS number (may exceed int32)' });
@@ -21,6 +25,11 @@ const Seconds = Type.Integer({ ...SECONDS_RANGE, description: 'Unix seconds' });
 const Millis = Type.Integer({ ...MILLIS_RANGE, description: 'Unix milliseconds' });
 
 const strict = { additionalProperties: false } as const;
+
+/** Present only on records umbra's demo simulator made up (ingest-service.ts sets it; ingestion refuses it from clients). */
+const Simulated = Type.Optional(
+  Type.Literal(true, { description: "true on records umbra's demo simulator made up; never set by a sensor" }),
+);
 
 const Meta = Type.Object(
   {
@@ -41,12 +50,35 @@ const HoneypotHead = {
   meta: Meta,
   /** Extra member (records may carry more members than the contract lists): the attacker's address, for domain and IP intelligence. */
   source_ip: Type.Optional(Ip),
+  simulated: Simulated,
 };
 
 export const FEED_SCHEMAS = {
-  proxies: Type.Object({ ip: Ip, provider: Provider, type: Category, timestamp: Seconds, country_code: Country, asn: Asn }, strict),
+  proxies: Type.Object(
+    {
+      ip: Ip,
+      provider: Provider,
+      variant: Type.Optional(Variant),
+      type: Category,
+      timestamp: Seconds,
+      country_code: Country,
+      asn: Asn,
+      simulated: Simulated,
+    },
+    strict,
+  ),
   anonymizers: Type.Object(
-    { range_start: Ip, range_end: Ip, provider: Provider, type: Category, timestamp: Seconds, country_code: Country, asn: Asn },
+    {
+      range_start: Ip,
+      range_end: Ip,
+      provider: Provider,
+      variant: Type.Optional(Variant),
+      type: Category,
+      timestamp: Seconds,
+      country_code: Country,
+      asn: Asn,
+      simulated: Simulated,
+    },
     strict,
   ),
   torrents: Type.Object(
@@ -60,6 +92,7 @@ export const FEED_SCHEMAS = {
       files: Type.Array(Type.Object({ path: Text(4096), length: Type.Integer({ minimum: 0 }) }, strict), { maxItems: 100_000 }),
       peers: Type.Array(Type.Object({ ip: Ip, port: Port, source: Text(512), encrypted: Type.Boolean() }, strict), { maxItems: 10_000 }),
       timestamp: Seconds,
+      simulated: Simulated,
     },
     strict,
   ),
@@ -102,6 +135,7 @@ export const FEED_SCHEMAS = {
       hash: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'hex SHA-256 of the raw command bytes' }),
       timestamp: Millis,
       source_ip: Type.Optional(Ip),
+      simulated: Simulated,
     },
     strict,
   ),
@@ -110,10 +144,12 @@ export const FEED_SCHEMAS = {
       ip: Ip,
       ja4t: Type.String({ pattern: '^[0-9]{1,5}_[0-9-]{1,96}_[0-9]{1,5}_[0-9]{1,3}$', description: 'JA4T: window_options_mss_wscale' }),
       provider: Provider,
+      variant: Type.Optional(Variant),
       type: Category,
       timestamp: Seconds,
       country_code: Country,
       asn: Asn,
+      simulated: Simulated,
     },
     strict,
   ),

@@ -33,6 +33,13 @@ export interface IngestOptions {
    */
   idempotencyKey?: string;
   onProgress?: (s: IngestSummary) => void;
+  /**
+   * Records made up by umbra's demo simulator: each stored record gets `simulated: true`, which
+   * lookups' evidence and `umbra data status` report. Only in-process callers can set it; a record
+   * that arrives with the member is refused (feed-records.ts), so no ingestion client can mark or
+   * unmark data.
+   */
+  simulated?: boolean;
 }
 
 /** Where idempotency keys are kept, and the clock their leases and retention run on. */
@@ -88,7 +95,7 @@ export class IngestService {
   ): Promise<IngestSummary> {
     const summary = options.idempotencyKey
       ? await this.keyed(feed, batches, options.idempotencyKey, options.onProgress)
-      : await this.run(feed, batches, options.onProgress);
+      : await this.run(feed, batches, options.onProgress, undefined, options.simulated === true);
     for (const l of this.summaryListeners) l(summary);
     return summary;
   }
@@ -185,6 +192,7 @@ export class IngestService {
     batches: AsyncIterable<readonly IngestItem[]> | Iterable<readonly IngestItem[]>,
     onProgress: ((s: IngestSummary) => void) | undefined,
     keyed?: KeyedRun,
+    simulated = false,
   ): Promise<IngestSummary> {
     const from = keyed?.from;
     const summary: IngestSummary = from
@@ -261,6 +269,10 @@ export class IngestService {
                 ? ({ ok: false, ...item.refused } as const)
                 : this.validator.check(feed, item.value);
         if (check.ok) {
+          if (simulated) {
+            check.record.simulated = true;
+            check.line = JSON.stringify(check.record);
+          }
           accepted.push(keyed ? { ...check, id: keyed.recordId(item.n) } : check);
           if (accepted.length >= BATCH && inFlight === undefined) {
             if (failure) await settle();

@@ -46,7 +46,8 @@ export const emptyIntelligence: IntelligenceSource = { intelligence: () => NO_IN
 
 /** Where one signal comes from: a feed (with its observations in the window) or an imported list. */
 export type EvidenceSource =
-  | { source: 'feed'; feed: string; first_seen: number; last_seen: number; count: number }
+  /** `simulated`: only present (true) when umbra's demo simulator made the records up. */
+  | { source: 'feed'; feed: string; first_seen: number; last_seen: number; count: number; simulated?: true }
   | {
       source: 'list';
       kind: string;
@@ -54,6 +55,13 @@ export type EvidenceSource =
       version: string;
       format: string;
       imported_at: number;
+      /** The publisher's time of the list (first_seen and last_seen are this time), and where it comes from. */
+      published_at: number;
+      published_from: 'content' | 'option' | 'file-date' | 'import';
+      /** The list's age by its kind's rule: current (full strength) or stale (weaker); expired lists are left out. */
+      state: 'current' | 'stale';
+      /** 0 to 1, two decimals: the factor the membership carries into risk_score. */
+      strength: number;
       first_seen: number;
       last_seen: number;
       count: number;

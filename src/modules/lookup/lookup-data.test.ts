@@ -29,6 +29,8 @@ const list = (kind: string, provider: string, cidrs: string[], version = 'v1'): 
   provider,
   version,
   imported_at: 0,
+  published_at: 0,
+  published_from: 'import',
   format: 'cidr-lines',
   cidrs,
 });

@@ -7,6 +7,8 @@ const list = (kind: string, provider: string, extra: Partial<IntelList> = {}): I
   provider,
   version: '0123456789abcdef',
   imported_at: 1_795_000_000,
+  published_at: 1_794_990_000,
+  published_from: 'content',
   format: 'cidr-lines',
   cidrs: ['66.249.64.0/27', '192.178.4.0/27', '2001:4860:4801:10::/64'],
   ...extra,
@@ -37,7 +39,12 @@ export function intelListStoreContract(backend: string, make: () => Promise<Inte
         assert.deepEqual(await store.all(), []);
         const tor = list('TOR_NODE', 'TOR', { format: 'tor-bulk-exit-list', cidrs: ['185.220.101.18/32'] });
         const gb = list('SEARCH_ENGINE', 'GOOGLEBOT');
-        const bing = list('SEARCH_ENGINE', 'BINGBOT', { version: 'fedcba9876543210', imported_at: 1_795_000_123 });
+        const bing = list('SEARCH_ENGINE', 'BINGBOT', {
+          version: 'fedcba9876543210',
+          imported_at: 1_795_000_123,
+          published_at: 1_795_000_123,
+          published_from: 'import',
+        });
         for (const l of [tor, gb, bing]) await store.put(l);
         assert.deepEqual(byName(await store.all()), byName([tor, gb, bing]));
       });
@@ -47,13 +54,20 @@ export function intelListStoreContract(backend: string, make: () => Promise<Inte
       await withStore(async ({ store }) => {
         await store.put(list('TOR_NODE', 'TOR'));
         await store.put(list('DATACENTER', 'TOR'));
-        const next = list('TOR_NODE', 'TOR', { version: 'aaaaaaaaaaaaaaaa', imported_at: 1_795_000_999, cidrs: ['23.184.48.209/32'] });
+        const next = list('TOR_NODE', 'TOR', {
+          version: 'aaaaaaaaaaaaaaaa',
+          imported_at: 1_795_000_999,
+          published_at: 1_640_000_000,
+          published_from: 'option',
+          cidrs: ['23.184.48.209/32'],
+        });
         await store.put(next);
         const all = byName(await store.all());
         assert.equal(all.length, 2, 'the same provider under another kind is another list');
         assert.deepEqual(
           all.find((l) => l.kind === 'TOR_NODE'),
           next,
+          'the publication time and its origin are replaced with the rest',
         );
       });
     });

@@ -19,10 +19,12 @@ export class PgIntelListStore implements IntelListStore {
     checkTags(list.kind, list.provider);
     await this.db.tx(async (q) => {
       const r = await q.query(
-        `INSERT INTO intel_lists (kind, provider, version, imported_at, format, cidrs) VALUES ($1, $2, $3, $4, $5, $6)
+        `INSERT INTO intel_lists (kind, provider, version, imported_at, published_at, published_from, format, cidrs)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT (kind, provider) DO UPDATE SET version = excluded.version, imported_at = excluded.imported_at,
+           published_at = excluded.published_at, published_from = excluded.published_from,
            format = excluded.format, cidrs = excluded.cidrs`,
-        [list.kind, list.provider, list.version, list.imported_at, list.format, list.cidrs],
+        [list.kind, list.provider, list.version, list.imported_at, list.published_at, list.published_from, list.format, list.cidrs],
       );
       if (r.rowCount !== 1) throw new Error(`the list ${list.kind}/${list.provider} was not stored`);
       await bumpRevision(q, 'intel_lists');
@@ -42,7 +44,7 @@ export class PgIntelListStore implements IntelListStore {
 
   async all(): Promise<IntelList[]> {
     const { rows } = await this.db.query<IntelList>(
-      'SELECT kind, provider, version, imported_at, format, cidrs FROM intel_lists ORDER BY kind, provider',
+      'SELECT kind, provider, version, imported_at, published_at, published_from, format, cidrs FROM intel_lists ORDER BY kind, provider',
     );
     return rows;
   }

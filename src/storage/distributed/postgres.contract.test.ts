@@ -1,6 +1,7 @@
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { requireEngine, testEngines, uniqueTestName } from '../../../test/helpers/engines.ts';
 import { asAppError, STATUS } from '../../errors.ts';
@@ -137,6 +138,25 @@ describe('PostgreSQL schema migrations', () => {
 });
 
 describe('PostgreSQL backends beyond the contracts', () => {
+  it('should give lists stored before publication times were kept their import time, read as from the import', async () => {
+    const s = await freshSchema();
+    try {
+      const file = readFileSync(join(MIGRATIONS_DIR, '1764300000000_list-published-at.sql'), 'utf8');
+      const [up, down] = file.split('-- Down Migration') as [string, string];
+      const q = async (sql: string) => admin().query(`SET search_path TO "${s.name}"; ${sql}`);
+      // Back to the table as it was, with a list in it, then forward again.
+      await q(down);
+      await q(`INSERT INTO intel_lists (kind, provider, version, imported_at, format, cidrs)
+        VALUES ('TOR_NODE', 'TOR', '0123456789abcdef', 1795000000, 'tor-bulk-exit-list', ARRAY['185.220.101.18/32'])`);
+      await q(up);
+      const [list] = await new PgIntelListStore(s.pool()).all();
+      assert.deepEqual([list?.published_at, list?.published_from, list?.imported_at], [1_795_000_000, 'import', 1_795_000_000]);
+      await assert.rejects(q("UPDATE intel_lists SET published_from = 'guess'"), /check constraint/);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('should let exactly as many of 50 concurrent debits over 4 connections succeed as the balance of 20 covers', async () => {
     const s = await freshSchema();
     try {

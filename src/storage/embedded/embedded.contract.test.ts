@@ -1,10 +1,11 @@
+import { describe, it } from 'node:test';
 import { accountStoreContract } from '../contract/account-store.contract.ts';
 import { creditLedgerContract } from '../contract/credit-ledger.contract.ts';
 import { rateLimiterContract } from '../contract/rate-limiter.contract.ts';
 import { BufferedCreditLedger } from '../../modules/credits/buffered-credit-ledger.ts';
 import { MemoryRateLimiter } from './memory-rate-limiter.ts';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { intelListStoreContract } from '../contract/intel-list-store.contract.ts';
 import { FileIntelListStore } from './file-intel-list-store.ts';
 import { tmpdir } from 'node:os';
@@ -101,4 +102,24 @@ ingestKeyStoreContract('sqlite', async () => {
 overlayStoreContract('sqlite', async () => {
   const db = openSqlite(':memory:');
   return { store: new SqliteOverlayStore(db), close: async () => void db.close() };
+});
+
+describe('FileIntelListStore beyond the contract', () => {
+  it('should read a list written before publication times were kept as published at its import', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'umbra-lists-old-'));
+    try {
+      const old = {
+        kind: 'TOR_NODE',
+        provider: 'TOR',
+        version: '0123456789abcdef',
+        imported_at: 1_795_000_000,
+        format: 'tor-bulk-exit-list',
+        cidrs: ['185.220.101.18/32'],
+      };
+      writeFileSync(join(dir, 'TOR_NODE--TOR.json'), JSON.stringify(old));
+      assert.deepEqual(await new FileIntelListStore(dir).all(), [{ ...old, published_at: 1_795_000_000, published_from: 'import' }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -56,7 +56,13 @@ export class FileIntelListStore implements IntelListStore {
   }
 
   async all(): Promise<IntelList[]> {
-    return this.names().map((n) => JSON.parse(readFileSync(join(this.dir, n), 'utf8')) as IntelList);
+    return this.names().map((n) => {
+      const l = JSON.parse(readFileSync(join(this.dir, n), 'utf8')) as IntelList;
+      // Lists stored before publication times were kept have no other time than their import.
+      l.published_at ??= l.imported_at;
+      l.published_from ??= 'import';
+      return l;
+    });
   }
 
   async revision(): Promise<string> {

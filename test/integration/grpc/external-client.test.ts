@@ -7,7 +7,7 @@ import { buildTestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { dropNulls } from '../../helpers/grpc-client.ts';
 
-const INSTANTS = new Set(['first_seen', 'last_seen', 'imported_at', 'created_at']);
+const INSTANTS = new Set(['first_seen', 'last_seen', 'imported_at', 'published_at', 'created_at']);
 const UINT64 = new Set(['count', 'observations']);
 
 /** HTTP JSON as protojson prints the mirrored message: instants (Unix s) as RFC 3339, uint64 as strings. */
@@ -65,6 +65,8 @@ describe('an external client (Python grpcio, reflection only)', () => {
       provider: 'TOR',
       version: '0123456789abcdef',
       imported_at: s - 60,
+      published_at: s - 60,
+      published_from: 'import',
       format: 'tor-bulk-exit-list',
       cidrs: [`${explainIp}/32`],
     });

@@ -184,6 +184,8 @@ async function richAddress(app: TestApp, orgId: string): Promise<string> {
     provider: 'TOR',
     version: '0123456789abcdef',
     imported_at: s - 60,
+    published_at: s - 60,
+    published_from: 'import',
     format: 'tor-bulk-exit-list',
     cidrs: [`${ip}/32`],
   });

@@ -66,6 +66,8 @@ describe('X-Data-Version and list network types on IP lookups', () => {
       provider: 'EXAMPLE_CLOUD',
       version: '00aa11bb22cc33dd',
       imported_at: s,
+      published_at: s,
+      published_from: 'import',
       format: 'cidr-lines',
       cidrs: ['100.64.0.0/16', '2001:4860:4860::/48'],
     });

@@ -21,6 +21,8 @@ const googlebot = (importedAt: number): IntelList => ({
   provider: 'GOOGLEBOT',
   version: '9f86d081884c7d65',
   imported_at: importedAt,
+  published_at: importedAt,
+  published_from: 'import',
   format: 'google-prefixes',
   cidrs: ['66.249.64.0/27', '66.249.66.0/27', '2001:4860:4801:10::/64'],
 });
@@ -60,6 +62,8 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
       provider: 'TOR',
       version: '0123456789abcdef',
       imported_at: s,
+      published_at: s,
+      published_from: 'content',
       format: 'tor-bulk-exit-list',
       cidrs: ['185.220.101.1/32'],
     });
@@ -159,6 +163,8 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
       provider: 'TOR',
       version: '0123456789abcdef',
       imported_at: s - 60,
+      published_at: s - 3600,
+      published_from: 'content',
       format: 'tor-bulk-exit-list',
       cidrs: ['185.220.101.1/32'],
     });
@@ -178,8 +184,12 @@ describe('IP intelligence through GET /api/v4/lookup/ip/{ip}', () => {
       version: '0123456789abcdef',
       format: 'tor-bulk-exit-list',
       imported_at: s - 60,
-      first_seen: s - 60,
-      last_seen: s - 60,
+      published_at: s - 3600,
+      published_from: 'content',
+      state: 'current',
+      strength: 1,
+      first_seen: s - 3600,
+      last_seen: s - 3600,
       count: 1,
     };
     assert.deepEqual(body.evidence, {
@@ -225,6 +235,8 @@ describe('network.type and owner from imported network lists', () => {
       provider: 'AWS',
       version: '00112233445566aa',
       imported_at: s,
+      published_at: s,
+      published_from: 'content',
       format: 'aws-ip-ranges',
       cidrs: ['3.5.140.0/22', '8.8.8.0/28'],
     });

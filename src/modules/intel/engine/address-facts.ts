@@ -27,3 +27,15 @@ export interface AddressObs {
   /** Devices: the latest version seen ('' when none). */
   version: string;
 }
+
+/**
+ * Observations from records umbra's demo simulator made up are kept under their feed's twin id (the
+ * feed id with this suffix), so evidence says `simulated` per source at no cost in memory.
+ */
+const SIMULATED_SUFFIX = '~simulated';
+export const simulatedFeed = (feed: string): string => `${feed}${SIMULATED_SUFFIX}`;
+/** The feed an observation's stored feed id names, and whether its records were simulated. */
+export const feedOf = (stored: string): { feed: string; simulated: boolean } =>
+  stored.endsWith(SIMULATED_SUFFIX)
+    ? { feed: stored.slice(0, -SIMULATED_SUFFIX.length), simulated: true }
+    : { feed: stored, simulated: false };

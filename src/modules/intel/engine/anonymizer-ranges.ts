@@ -37,8 +37,9 @@ export class AnonymizerRanges {
     return this.refs.size;
   }
 
-  observe(r: Record<string, unknown>, ts: number): void {
-    const key = `${r.range_start}-${r.range_end}|${r.provider}|${r.type}`;
+  /** `feed`: anonymizers, or its twin for simulated records (address-facts.ts). */
+  observe(r: Record<string, unknown>, ts: number, feed = 'anonymizers'): void {
+    const key = `${r.range_start}-${r.range_end}|${r.provider}|${r.type}|${feed}`;
     const known = this.refs.get(key);
     if (known) {
       // A re-announced range only moves its times: no table rebuild.
@@ -56,7 +57,7 @@ export class AnonymizerRanges {
       provider: r.provider as string,
       type: r.type as string,
       behavior: false,
-      origin: { source: 'feed', feed: 'anonymizers', first: ts, last: ts, count: 1 },
+      origin: { source: 'feed', feed, first: ts, last: ts, count: 1 },
     };
     const entry: RangeEntry<RangeRef> =
       a.version === 4

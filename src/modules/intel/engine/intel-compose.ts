@@ -1,7 +1,8 @@
 import { NO_INTELLIGENCE, type Evidence, type EvidenceSource, type Intelligence } from '../../lookup/intelligence.ts';
 import type { IntelList } from '../lists/intel-list.ts';
+import { listAge } from '../lists/list-aging.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
-import { BEHAVIOR, CATEGORY, DEVICE, PROVIDER, REQUESTS, WINDOW_S, type AddressObs } from './address-facts.ts';
+import { BEHAVIOR, CATEGORY, DEVICE, feedOf, PROVIDER, REQUESTS, WINDOW_S, type AddressObs } from './address-facts.ts';
 import { priorScore, riskScore, type RiskContext, type RiskSignal } from './risk-score.ts';
 import { SCANNER_BEHAVIORS, UA_DEVICE_FEED } from './signals.ts';
 
@@ -14,13 +15,12 @@ export interface RangeRef {
   origin: { source: 'list'; list: IntelList } | { source: 'feed'; feed: string; first: number; last: number; count: number };
 }
 
-const feedSource = (o: AddressObs): EvidenceSource => ({
-  source: 'feed',
-  feed: o.feed,
-  first_seen: o.first,
-  last_seen: o.last,
-  count: o.count,
-});
+/** A feed source; `simulated: true` when the demo simulator made its records up. */
+const feedSource = (stored: string, first: number, last: number, count: number): EvidenceSource => {
+  const { feed, simulated } = feedOf(stored);
+  return { source: 'feed', feed, first_seen: first, last_seen: last, count, ...(simulated ? { simulated: true as const } : {}) };
+};
+const obsSource = (o: AddressObs): EvidenceSource => feedSource(o.feed, o.first, o.last, o.count);
 
 /** Shared frozen answers for addresses with no data, one per prior score, so such lookups allocate nothing. */
 const PRIOR_ONLY = new Map<number, Intelligence>();
@@ -69,18 +69,32 @@ export function composeIntelligence(
 ): { intelligence: Intelligence; evidence: Evidence } {
   const horizon = nowS - WINDOW_S;
   const providers = new Map<string, { provider: string; type: string; last: number; sources: EvidenceSource[] }>();
-  const categories = new Map<string, { last: number | undefined; sources: EvidenceSource[] }>();
-  const behaviors = new Map<string, { last: number | undefined; sources: EvidenceSource[] }>();
-  const addCategory = (c: string, last: number | undefined, src: EvidenceSource) => {
-    const e = categories.get(c);
-    if (!e) categories.set(c, { last, sources: [src] });
+  // last: the latest feed observation; strength: the strongest list (by its age) or overlay (1). Risk takes the larger factor.
+  type Signal = { last: number | undefined; strength: number | undefined; count: number; sources: EvidenceSource[] };
+  const categories = new Map<string, Signal>();
+  const behaviors = new Map<string, Signal>();
+  const maxOf = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+  const addSignal = (
+    m: Map<string, Signal>,
+    k: string,
+    last: number | undefined,
+    strength: number | undefined,
+    count: number,
+    src: EvidenceSource,
+  ) => {
+    const e = m.get(k);
+    if (!e) m.set(k, { last, strength, count, sources: [src] });
     else {
       e.sources.push(src);
-      // List membership (undefined) is current: it wins over any feed time for recency.
-      if (e.last !== undefined && (last === undefined || last > e.last)) e.last = last;
+      e.count += count;
+      e.last = maxOf(e.last, last);
+      e.strength = maxOf(e.strength, strength);
     }
   };
-  const addProvider = (provider: string, type: string, last: number, src: EvidenceSource, current: boolean) => {
+  const addCategory = (c: string, last: number | undefined, strength: number | undefined, src: EvidenceSource) =>
+    addSignal(categories, c, last, strength, 0, src);
+  /** `strength` for lists and overlays (their membership's own age factor), undefined for feed observations at `last`. */
+  const addProvider = (provider: string, type: string, last: number, src: EvidenceSource, strength: number | undefined) => {
     const key = `${provider}|${type}`;
     const e = providers.get(key);
     if (!e) providers.set(key, { provider, type, last, sources: [src] });
@@ -88,22 +102,20 @@ export function composeIntelligence(
       e.sources.push(src);
       if (last > e.last) e.last = last;
     }
-    addCategory(type, current ? undefined : last, src);
+    addCategory(type, strength === undefined ? last : undefined, strength, src);
   };
-  const addBehavior = (b: string, last: number | undefined, src: EvidenceSource) => {
-    const e = behaviors.get(b);
-    if (!e) behaviors.set(b, { last, sources: [src] });
-    else {
-      e.sources.push(src);
-      if (e.last !== undefined && (last === undefined || last > e.last)) e.last = last;
-    }
-  };
+  const addBehavior = (b: string, last: number | undefined, strength: number | undefined, count: number, src: EvidenceSource) =>
+    addSignal(behaviors, b, last, strength, count, src);
   for (const ref of [...(listed ?? []), ...(ranged ?? [])]) {
     const o = ref.origin;
     let src: EvidenceSource;
     let last: number;
+    let strength: number | undefined;
     if (o.source === 'list') {
       const l = o.list;
+      // A list is its publisher's snapshot: it ages from the publisher's time, and an expired one says nothing.
+      const age = listAge(l, nowS);
+      if (age.state === 'expired') continue;
       src = {
         source: 'list',
         kind: l.kind,
@@ -111,18 +123,23 @@ export function composeIntelligence(
         version: l.version,
         format: l.format,
         imported_at: l.imported_at,
-        first_seen: l.imported_at,
-        last_seen: l.imported_at,
+        published_at: l.published_at,
+        published_from: l.published_from,
+        state: age.state,
+        strength: Math.round(age.strength * 100) / 100,
+        first_seen: l.published_at,
+        last_seen: l.published_at,
         count: 1,
       };
-      last = l.imported_at;
+      last = l.published_at;
+      strength = age.strength;
     } else {
       if (o.last < horizon) continue;
-      src = { source: 'feed', feed: o.feed, first_seen: o.first, last_seen: o.last, count: o.count };
+      src = feedSource(o.feed, o.first, o.last, o.count);
       last = o.last;
     }
-    if (ref.behavior) addBehavior(ref.type, o.source === 'list' ? undefined : last, src);
-    else addProvider(ref.provider!, ref.type, last, src, o.source === 'list');
+    if (ref.behavior) addBehavior(ref.type, strength === undefined ? last : undefined, strength, 1, src);
+    else addProvider(ref.provider!, ref.type, last, src, strength);
   }
   const devices: Evidence['devices'] = [];
   if (obs) {
@@ -130,16 +147,16 @@ export function composeIntelligence(
     for (const o of obs) {
       if (o.kind !== PROVIDER || o.last < horizon) continue;
       const [provider, type] = o.key.split('|') as [string, string];
-      addProvider(provider, type, o.last, feedSource(o), false);
+      addProvider(provider, type, o.last, obsSource(o), undefined);
     }
-    for (const o of obs) if (o.kind === CATEGORY && o.last >= horizon) addCategory(o.key, o.last, feedSource(o));
-    for (const o of obs) if (o.kind === BEHAVIOR && o.last >= horizon) addBehavior(o.key, o.last, feedSource(o));
+    for (const o of obs) if (o.kind === CATEGORY && o.last >= horizon) addCategory(o.key, o.last, undefined, obsSource(o));
+    for (const o of obs) if (o.kind === BEHAVIOR && o.last >= horizon) addBehavior(o.key, o.last, undefined, o.count, obsSource(o));
     // A browser User-Agent names a device only for an address that does not behave like a scanner:
     // scanners send fake ones (signals.ts, docs/intelligence.md "Devices").
     const scanner = [...behaviors.keys()].some((b) => SCANNER_BEHAVIORS.has(b));
     for (const o of obs) {
-      if (o.kind !== DEVICE || o.last < horizon || (scanner && o.feed === UA_DEVICE_FEED)) continue;
-      const src = feedSource(o);
+      if (o.kind !== DEVICE || o.last < horizon || (scanner && feedOf(o.feed).feed === UA_DEVICE_FEED)) continue;
+      const src = obsSource(o);
       const same = devices.find((x) => x.os === o.key);
       if (same) {
         same.sources.push(src);
@@ -151,15 +168,20 @@ export function composeIntelligence(
   for (const o of [...(overlaid ?? [])].sort((a, b) => a.id - b.id)) {
     const src: EvidenceSource = { source: 'overlay', action: o.action, cidr: o.cidr, created_at: o.created_at };
     if (o.action === 'deny') {
-      if (o.provider) addProvider(o.provider, o.category, o.created_at, src, true);
-      else addCategory(o.category, undefined, src);
+      if (o.provider) addProvider(o.provider, o.category, o.created_at, src, 1);
+      else addCategory(o.category, undefined, 1, src);
       continue;
     }
     for (const [key, p] of providers) if (p.type === o.category && (!o.provider || p.provider === o.provider)) providers.delete(key);
     const stillAttributed = [...providers.values()].some((p) => p.type === o.category);
     if (!stillAttributed) categories.delete(o.category);
   }
-  const sig = (m: Map<string, { last: number | undefined }>): RiskSignal[] => [...m].map(([value, e]) => ({ value, last_seen: e.last }));
+  const sig = (m: Map<string, Signal>): RiskSignal[] =>
+    [...m].map(([value, e]) => ({
+      value,
+      last_seen: e.last,
+      ...(e.strength === undefined ? {} : { strength: e.strength }),
+    }));
   const risk = riskScore(sig(categories), sig(behaviors), obs ? requestsOf(obs, horizon) : 0, nowS, context);
   const lastOf = (sources: EvidenceSource[]) => Math.max(...sources.map((s) => ('last_seen' in s ? s.last_seen : s.created_at)));
   const byName =

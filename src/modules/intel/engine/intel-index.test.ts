@@ -29,6 +29,8 @@ const list = (kind: string, provider: string, cidrs: string[], format = 'cidr-li
   provider,
   version: 'a1b2c3d4e5f60718',
   imported_at: S0 - 3600,
+  published_at: S0 - 3600,
+  published_from: 'import',
   format,
   cidrs,
 });
@@ -119,6 +121,95 @@ describe(IntelIndex.name, () => {
       index.intelligence(ip('2001:db8::1')).providers.map((p) => p.provider),
       ['V6'],
     );
+  });
+
+  it("should age a list from its publisher's time: a stale Tor list counts less, an expired one not at all", () => {
+    const { index, feed, clock } = setup();
+    const tor = (days: number): IntelList => ({
+      ...list('TOR_NODE', 'TOR', ['185.220.101.1/32'], 'tor-bulk-exit-list'),
+      imported_at: S0,
+      published_at: S0 - days * 86_400,
+      published_from: 'option',
+    });
+    index.setLists([tor(0)]);
+    const fresh = index.explain(ip('185.220.101.1'));
+    assert.deepEqual(fresh.intelligence.providers, [{ provider: 'TOR', type: 'TOR_NODE', last_seen: S0 }]);
+    assert.equal(fresh.intelligence.risk_score, 60);
+    index.setLists([tor(3)]);
+    const stale = index.explain(ip('185.220.101.1'));
+    const src = stale.evidence.categories[0]!.sources[0]!;
+    assert.deepEqual(src.source === 'list' && [src.published_at, src.last_seen, src.first_seen, src.state, src.strength], [
+      S0 - 3 * 86_400,
+      S0 - 3 * 86_400,
+      S0 - 3 * 86_400,
+      'stale',
+      0.5,
+    ]);
+    assert.deepEqual(stale.intelligence.providers, [{ provider: 'TOR', type: 'TOR_NODE', last_seen: S0 - 3 * 86_400 }]);
+    assert.deepEqual(stale.evidence.risk.category, { value: 30, from: 'TOR_NODE' }, '60 at half strength');
+    // The same list two years on: a Tor exit then is no Tor exit now.
+    index.setLists([tor(3)]);
+    clock.advance(730 * DAY_MS);
+    const gone = index.intelligence(ip('185.220.101.1'));
+    assert.deepEqual([gone.categories, gone.providers, gone.risk_score], [[], [], 0]);
+    assert.deepEqual(index.explain(ip('185.220.101.1')).evidence.categories, []);
+    // A feed sighting of the same category counts by its own recency beside the list's strength.
+    index.setLists([tor(5)]);
+    clock.set(T0);
+    feed('anonymizers', {
+      range_start: '185.220.101.1',
+      range_end: '185.220.101.1',
+      provider: 'TOR',
+      type: 'TOR_NODE',
+      timestamp: S0,
+      country_code: 'DE',
+      asn: 4224,
+    });
+    assert.deepEqual(index.explain(ip('185.220.101.1')).evidence.risk.category, { value: 60, from: 'TOR_NODE' });
+  });
+
+  it('should list a provider once when feeds name it by a product-line tag (records logged before ingestion mapped it)', () => {
+    const { index, feed } = setup();
+    const sighting = { ip: '172.56.10.1', type: 'MOBILE_PROXY', timestamp: S0, country_code: 'US', asn: 21928 };
+    feed('proxies', { ...sighting, provider: 'SMARTPROXY' });
+    feed('ja4t', { ...sighting, provider: 'SMARTPROXY_MOBILE', ja4t: '65535_2-4-8-1-3_1400_9' });
+    const { intelligence, evidence } = index.explain(ip('172.56.10.1'));
+    assert.deepEqual(intelligence.providers, [{ provider: 'SMARTPROXY', type: 'MOBILE_PROXY', last_seen: S0 }]);
+    assert.deepEqual(
+      evidence.providers[0]!.sources.map((x) => x.source === 'feed' && x.feed),
+      ['proxies', 'ja4t'],
+    );
+  });
+
+  it('should say which feed sources the demo simulator made up, apart from real sightings of the same thing', () => {
+    const { index, feed } = setup();
+    const sighting = { ip: '172.56.10.1', provider: 'DEMO_PROXY_C', type: 'MOBILE_PROXY', timestamp: S0, country_code: 'US', asn: 21928 };
+    feed('proxies', { ...sighting, simulated: true }, { ...sighting, simulated: true });
+    feed('proxies', { ...sighting, timestamp: S0 - 60 });
+    feed('anonymizers', {
+      range_start: '172.56.10.0',
+      range_end: '172.56.10.255',
+      provider: 'DEMO_VPN_A',
+      type: 'COMMERCIAL_VPN',
+      timestamp: S0,
+      country_code: 'US',
+      asn: 21928,
+      simulated: true,
+    });
+    feed('honeypot_http', { ...http('172.56.10.1', 'GET', '/.env', 'curl/8.5.0'), simulated: true });
+    const { evidence } = index.explain(ip('172.56.10.1'));
+    const sources = (what: string) =>
+      [...evidence.providers, ...evidence.behavior].filter((p) => ('provider' in p ? p.provider : p.behavior) === what)[0]!.sources;
+    assert.deepEqual(sources('DEMO_PROXY_C'), [
+      { source: 'feed', feed: 'proxies', first_seen: S0, last_seen: S0, count: 2, simulated: true },
+      { source: 'feed', feed: 'proxies', first_seen: S0 - 60, last_seen: S0 - 60, count: 1 },
+    ]);
+    assert.deepEqual(sources('DEMO_VPN_A'), [
+      { source: 'feed', feed: 'anonymizers', first_seen: S0, last_seen: S0, count: 1, simulated: true },
+    ]);
+    assert.deepEqual(sources('MALICIOUS_TRAFFIC'), [
+      { source: 'feed', feed: 'honeypot_http', first_seen: S0, last_seen: S0, count: 1, simulated: true },
+    ]);
   });
 
   it('should mark a Tor exit from a list, and keep both matches where it lies inside a VPN range too', () => {
@@ -309,6 +400,10 @@ describe(IntelIndex.name, () => {
       version: 'a1b2c3d4e5f60718',
       format: 'tor-bulk-exit-list',
       imported_at: S0 - 3600,
+      published_at: S0 - 3600,
+      published_from: 'import',
+      state: 'current',
+      strength: 1,
       first_seen: S0 - 3600,
       last_seen: S0 - 3600,
       count: 1,

@@ -5,8 +5,9 @@ import { NO_INTELLIGENCE, type Evidence, type ExplainingIntelligenceSource, type
 import { parseIp, type ParsedIp } from '../../../lib/ip-address.ts';
 import type { IntelList } from '../lists/intel-list.ts';
 import { isNetworkKind } from '../lists/list-kinds.ts';
+import { canonicalProvider } from '../../providers/provider-registry.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
-import { BEHAVIOR, CATEGORY, PROVIDER, WINDOW_S } from './address-facts.ts';
+import { BEHAVIOR, CATEGORY, PROVIDER, simulatedFeed, WINDOW_S } from './address-facts.ts';
 import { AddressStore } from './address-store.ts';
 import { AnonymizerRanges, RANGE_BYTES } from './anonymizer-ranges.ts';
 import { composeIntelligence, priorOnly, type RangeRef } from './intel-compose.ts';
@@ -32,6 +33,9 @@ const RANGE_SHARE = 1 / 16;
 export const DEFAULT_BUDGET_BYTES = 256 * 2 ** 20;
 
 const BEHAVIORS = new Set(Object.keys(BEHAVIOR_WEIGHT));
+/** Every feed, and its twin for simulated records (address-facts.ts): the eight feeds and their twins fill AddressStore's 16 feed ids. */
+const STORED_FEEDS = [...FEED_IDS, ...FEED_IDS.map(simulatedFeed)];
+const SIMULATED_FEED: Record<string, string> = Object.fromEntries(FEED_IDS.map((f) => [f, simulatedFeed(f)]));
 
 export interface IntelIndexOptions {
   /** Bytes the index may hold for feed observations: addresses and anonymizer ranges. */
@@ -83,7 +87,7 @@ export class IntelIndex implements ExplainingIntelligenceSource {
       reached = true;
       options.onBudgetReached?.();
     };
-    this.store = new AddressStore({ budgetBytes: budget - rangeBytes, feeds: FEED_IDS, onBudgetReached, seed: options.seed });
+    this.store = new AddressStore({ budgetBytes: budget - rangeBytes, feeds: STORED_FEEDS, onBudgetReached, seed: options.seed });
     this.ranges = new AnonymizerRanges(Math.max(1, Math.floor(rangeBytes / RANGE_BYTES)), onBudgetReached);
   }
 
@@ -158,20 +162,25 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     return parsed ? this.store.entry(parsed, this.nowS) : 0;
   }
 
-  private observeRecord(feed: string, r: Record<string, unknown>): void {
+  private observeRecord(id: string, r: Record<string, unknown>): void {
     const ts = r.timestamp as number;
-    switch (feed) {
+    // Where the observations are kept: the feed, or its twin when the demo simulator made the record up.
+    const feed = r.simulated === true ? SIMULATED_FEED[id]! : id;
+    switch (id) {
       case 'proxies':
       case 'ja4t': {
         const e = this.at(r.ip, ts);
         if (!e) return;
-        this.store.bump(e, PROVIDER, `${r.provider}|${r.type}`, feed, ts);
-        const device = feed === 'ja4t' ? deviceFromJa4t(r.ja4t as string) : undefined;
+        // Ingestion stores canonical tags; records logged before it did are mapped here (provider-registry.ts).
+        this.store.bump(e, PROVIDER, `${canonicalProvider(r.provider as string).provider}|${r.type}`, feed, ts);
+        const device = id === 'ja4t' ? deviceFromJa4t(r.ja4t as string) : undefined;
         if (device) this.store.device(e, device.os, device.version, feed, ts);
         return;
       }
-      case 'anonymizers':
-        return this.ranges.observe(r, ts);
+      case 'anonymizers': {
+        const provider = canonicalProvider(r.provider as string).provider;
+        return this.ranges.observe(provider === r.provider ? r : { ...r, provider }, ts, feed);
+      }
       case 'torrents':
         for (const p of (r.peers as Array<{ ip: string }> | undefined) ?? []) {
           const e = this.at(p.ip, ts);
@@ -179,11 +188,11 @@ export class IntelIndex implements ExplainingIntelligenceSource {
         }
         return;
       case 'honeypot_http':
-        return this.http(r, Math.floor(ts / 1000)); // honeypot feeds stamp in ms
+        return this.http(r, Math.floor(ts / 1000), feed); // honeypot feeds stamp in ms
       case 'honeypot_adb':
-        return this.adb(r, Math.floor(ts / 1000));
+        return this.adb(r, Math.floor(ts / 1000), feed);
       case 'honeypot_https':
-        return this.https(r, Math.floor(ts / 1000));
+        return this.https(r, Math.floor(ts / 1000), feed);
       default:
         // honeypot_dns carries no signal these rules use (docs/intelligence.md).
         return;
@@ -200,7 +209,7 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     this.ranges.close();
   }
 
-  private http(r: Record<string, unknown>, t: number): void {
+  private http(r: Record<string, unknown>, t: number, feed: string): void {
     const e = this.at(r.source_ip, t);
     if (!e) return;
     const d = r.details as { method: string; uri: string; headers: Record<string, string> };
@@ -208,7 +217,6 @@ export class IntelIndex implements ExplainingIntelligenceSource {
     const bodyAt = raw.indexOf('\r\n\r\n');
     const s = httpSignals(d.method, d.uri, d.headers, bodyAt >= 0 ? raw.slice(bodyAt + 4) : '');
     const store = this.store;
-    const feed = 'honeypot_http';
     // The volume of the risk score counts requests: this one once, whatever it shows below.
     store.request(e, feed, t);
     if (s.programmatic) store.bump(e, BEHAVIOR, 'PROGRAMMATIC_TRAFFIC', feed, t);
@@ -233,25 +241,25 @@ export class IntelIndex implements ExplainingIntelligenceSource {
   }
 
   /** A ClientHello names a device only when its JA4 is a TLS stack of one OS; nothing else is taken from it. */
-  private https(r: Record<string, unknown>, t: number): void {
+  private https(r: Record<string, unknown>, t: number, feed: string): void {
     const ja4 = (r.details as { ja4?: unknown } | null)?.ja4;
     const device = typeof ja4 === 'string' ? deviceFromJa4(ja4) : undefined;
     if (!device) return;
     const e = this.at(r.source_ip, t);
-    if (e) this.store.device(e, device.os, device.version, 'honeypot_https', t);
+    if (e) this.store.device(e, device.os, device.version, feed, t);
   }
 
-  private adb(r: Record<string, unknown>, t: number): void {
+  private adb(r: Record<string, unknown>, t: number, feed: string): void {
     const e = this.at(r.source_ip, t);
     if (!e) return;
     const store = this.store;
     // Any shell command sent to an exposed debug port is unsolicited access.
-    store.bump(e, BEHAVIOR, 'MALICIOUS_TRAFFIC', 'honeypot_adb', t);
+    store.bump(e, BEHAVIOR, 'MALICIOUS_TRAFFIC', feed, t);
     const s = adbSignals(Buffer.from(r.command as string, 'base64').toString('latin1'));
     if (!s.dropper) return;
-    store.bump(e, BEHAVIOR, 'COMPROMISED_DEVICE', 'honeypot_adb', t);
-    if (s.family) store.bump(e, PROVIDER, `${s.family}|BOTNET`, 'honeypot_adb', t);
-    else store.bump(e, CATEGORY, 'BOTNET', 'honeypot_adb', t);
+    store.bump(e, BEHAVIOR, 'COMPROMISED_DEVICE', feed, t);
+    if (s.family) store.bump(e, PROVIDER, `${s.family}|BOTNET`, feed, t);
+    else store.bump(e, CATEGORY, 'BOTNET', feed, t);
   }
 
   /** Drops addresses and anonymizer ranges with nothing inside the window, so memory follows it (all at once). */

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BENIGN_CAP, recency, riskScore, volumeFactor, type RiskContext, type RiskSignal } from './risk-score.ts';
+import { BENIGN_CAP, recency, riskScore, signalFactor, volumeFactor, type RiskContext, type RiskSignal } from './risk-score.ts';
 
 const NOW = 1_795_000_000;
 const DAY = 86_400;
@@ -241,10 +241,9 @@ describe('riskScore', () => {
     assert.ok(riskScore([list('SEARCH_ENGINE')], [seen('MALICIOUS_TRAFFIC', 0)], 5, NOW).score > 50);
   });
 
-  it('should take a signal’s own recency factor over its last_seen (lists aged by their kind)', () => {
-    const aged = riskScore([{ value: 'TOR_NODE', last_seen: undefined, recency: 0.5 }], [], 0, NOW);
+  it('should weigh list membership by its list’s strength (lists aged by their kind)', () => {
+    const aged = riskScore([{ value: 'TOR_NODE', last_seen: undefined, strength: 0.5 }], [], 0, NOW);
     assert.deepEqual([aged.score, aged.category.value], [30, 30]);
-    assert.equal(riskScore([{ value: 'TOR_NODE', last_seen: NOW, recency: 7 }], [], 0, NOW).score, 60, 'clamped to 1');
   });
 
   it('should halve the weight every 30 days and never exceed 1 for future timestamps', () => {
@@ -277,5 +276,16 @@ describe('riskScore', () => {
     assert.equal(mix([list('BOTNET')]), 100);
     // shared (Tor): evidence = 85 × 1.45 × 0.6 = 73.95; 80 + 0.25 × 73.95 = 98.49; 15 + 0.85 × 98.49 = 98.72
     assert.equal(mix([list('BOTNET'), list('TOR_NODE')]), 99);
+  });
+});
+
+describe(signalFactor.name, () => {
+  it("should weigh list membership by its list's strength, and take the larger of it and a feed sighting's recency", () => {
+    assert.equal(signalFactor({ value: 'TOR_NODE', last_seen: undefined }, NOW), 1, 'an overlay alone: current');
+    assert.equal(signalFactor({ value: 'TOR_NODE', last_seen: undefined, strength: 0.25 }, NOW), 0.25);
+    assert.equal(signalFactor({ value: 'TOR_NODE', last_seen: NOW - 30 * DAY, strength: 0.25 }, NOW), 0.5);
+    assert.equal(signalFactor({ value: 'TOR_NODE', last_seen: NOW - 90 * DAY, strength: 0.25 }, NOW), 0.25);
+    const stale = riskScore([{ value: 'TOR_NODE', last_seen: undefined, strength: 0.5 }], [], 0, NOW);
+    assert.deepEqual([stale.score, stale.category], [30, { value: 30, from: 'TOR_NODE' }]);
   });
 });

@@ -11,7 +11,8 @@
  *   evidence  = min(100, behavior × volume × diversity × shared)
  *   base      = max(category, evidence) + 0.25 × min(category, evidence)
  *   score     = round(clamp(prior + (1 − prior / 100) × base, 0, 100))
- *   recency   = the signal's own factor when given (lists, aged by their owner), else 0.5 ^ (age_days / 30)
+ *   recency   = 0.5 ^ (age_days / 30) of the latest feed observation; for list membership, the list's
+ *               strength by its kind's aging rule (list-aging.ts), the larger of the two when both say so
  *
  * Verified benign services (search engines, AI crawlers, uptime monitors ...) crawl and use HTTP
  * libraries by design, so for an address in a benign class PROGRAMMATIC_TRAFFIC and ACTIVE_CRAWLER
@@ -103,13 +104,13 @@ const DIVERSITY_MAX_KINDS = 4;
 
 export interface RiskSignal {
   value: string;
-  /** Unix seconds; undefined for list membership without an age (current by definition). */
+  /** Unix seconds of the latest feed observation; undefined when only lists or overlays say so. */
   last_seen: number | undefined;
   /**
-   * A recency factor (0..1) computed by the signal's owner (a list aged by its kind's rules); when
-   * set it replaces the 30-day half-life of last_seen.
+   * 0 to 1: the age factor of list membership, by the list kind's own aging rule (list-aging.ts);
+   * the signal counts with the larger of it and recency(last_seen). Undefined when no list says so.
    */
-  recency?: number;
+  strength?: number;
 }
 
 /** What the address is, beyond its signals: its network type and whether it sits in shared space. */
@@ -144,8 +145,11 @@ export function recency(lastSeen: number | undefined, nowS: number): number {
   return 0.5 ** (ageDays / HALF_LIFE_DAYS);
 }
 
-const signalRecency = (s: RiskSignal, nowS: number) =>
-  s.recency !== undefined ? Math.min(1, Math.max(0, s.recency)) : recency(s.last_seen, nowS);
+/** A signal's age factor: its lists' strength or its feeds' recency, whichever is larger; 1 for an overlay alone. */
+export function signalFactor(s: RiskSignal, nowS: number): number {
+  if (s.last_seen === undefined) return s.strength ?? 1;
+  return Math.max(s.strength ?? 0, recency(s.last_seen, nowS));
+}
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
@@ -170,7 +174,7 @@ export function riskScore(
   let sharedFrom: string | null = null;
   for (const c of categories) {
     if (sharedFrom === null && SHARED_CATEGORIES.has(c.value)) sharedFrom = c.value;
-    const w = (CATEGORY_WEIGHT[c.value] ?? 0) * signalRecency(c, nowS);
+    const w = (CATEGORY_WEIGHT[c.value] ?? 0) * signalFactor(c, nowS);
     if (w > cat) [cat, catFrom] = [w, c.value];
   }
   if (sharedFrom === null && context.network_type !== undefined && SHARED_NETWORKS.has(context.network_type))
@@ -182,7 +186,7 @@ export function riskScore(
   let abusive = false;
   for (const b of behaviors) {
     if (benign && AUTOMATION.has(b.value)) continue;
-    const w = (BEHAVIOR_WEIGHT[b.value] ?? 0) * signalRecency(b, nowS);
+    const w = (BEHAVIOR_WEIGHT[b.value] ?? 0) * signalFactor(b, nowS);
     if (w <= 0) continue;
     kinds++;
     if (ABUSIVE.has(b.value)) abusive = true;

@@ -3,6 +3,10 @@
  * ranges). The importers turn a publisher's file into an IntelList; the intelligence index reads
  * every stored list. A list is versioned by the hash of the imported content and its import time.
  */
+/** content: the file's own header; option: given at import; file-date: the file's modification time; import: none known. */
+export const PUBLISHED_FROM = ['content', 'option', 'file-date', 'import'] as const;
+export type PublishedFrom = (typeof PUBLISHED_FROM)[number];
+
 export interface IntelList {
   /**
    * Upper-case kind: a category value of the contract (TOR_NODE, SEARCH_ENGINE, PRIVATE_RELAY, ...),
@@ -15,6 +19,15 @@ export interface IntelList {
   version: string;
   /** Unix seconds of the import. */
   imported_at: number;
+  /**
+   * Unix seconds of the publisher's own time for this snapshot: the file's header (`creationTime`,
+   * `syncToken`, `createDate`, `modified`, the Tor dates), else the time the importer was given
+   * (`--published`), else the file's modification date, else the import time. Lists age from it
+   * (list-aging.ts).
+   */
+  published_at: number;
+  /** Where published_at comes from. */
+  published_from: PublishedFrom;
   /** Detected publisher format, e.g. `cidr-lines`, `tor-bulk-exit-list`, `google-prefixes`. */
   format: string;
   /** Canonical CIDR strings, IPv4 and IPv6 (single addresses as /32 or /128), sorted, deduplicated. */

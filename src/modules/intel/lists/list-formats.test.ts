@@ -170,6 +170,40 @@ describe('parseList: publisher formats from small real-format fixtures', () => {
   });
 });
 
+describe("parseList: the publisher's time", () => {
+  const at = (file: string, options?: ParseOptions) => parseList(readFileSync(join(FIXTURES, file)), options).published_at;
+  const utc = (...a: [number, number, number, number, number, number]) => Date.UTC(...a) / 1000;
+  it('should read the time each format carries, and none from formats without one', () => {
+    assert.equal(at('googlebot.json'), utc(2026, 7, 20, 14, 46, 45), 'creationTime, UTC');
+    assert.equal(at('gcp-cloud.json'), utc(2026, 7, 21, 1, 5, 42), 'creationTime');
+    assert.equal(at('aws-ip-ranges.json'), 1_787_297_825, 'syncToken, Unix seconds');
+    assert.equal(at('datadog-ip-ranges.json', { kind: 'UPTIME_MONITOR' }), utc(2026, 1, 24, 0, 0, 0), 'modified');
+    assert.equal(at('tor-exit-addresses.txt'), utc(2022, 0, 18, 12, 2, 1), 'the latest Tor date: the Downloaded header');
+    for (const f of [
+      'tor-bulk-exit-list.txt',
+      'bingbot-cidrs.txt',
+      'cloudflare-api.json',
+      'azure-service-tags.json',
+      'egress-ip-ranges.csv',
+    ])
+      assert.equal(at(f), undefined, f);
+  });
+  it("should read AWS's createDate, Google Cloud's millisecond syncToken and Tor dates without a Downloaded header", () => {
+    assert.equal(
+      parseList('{"createDate":"2026-08-21-07-37-05","prefixes":[{"ip_prefix":"3.4.12.4/32","service":"AMAZON"}]}').published_at,
+      utc(2026, 7, 21, 7, 37, 5),
+    );
+    assert.equal(
+      parseList('{"syncToken":"1787299542583","prefixes":[{"ipv4Prefix":"34.1.208.0/20","service":"Google Cloud"}]}').published_at,
+      1_787_299_542,
+    );
+    const tor = 'ExitNode AB\nPublished 2024-03-01 10:00:00\nLastStatus 2024-03-02 11:00:00\nExitAddress 192.0.2.1 2024-03-02 10:30:00\n';
+    assert.equal(parseList(tor).published_at, utc(2024, 2, 2, 11, 0, 0));
+    assert.equal(parseList('{"creationTime":"yesterday","prefixes":[]}').published_at, undefined, 'an unreadable time is no time');
+    assert.equal(parseList('{"syncToken":"12","prefixes":[]}').published_at, undefined, 'nor one before 2000');
+  });
+});
+
 describe('parseList: bad entries', () => {
   it('should skip comments and blank lines, accept CRLF, IPv4 and IPv6, and name each bad line', () => {
     const text =

@@ -35,6 +35,8 @@ export interface ParsedList {
   rejected: LineProblem[];
   /** Accepted entries that were changed: host bits cleared. */
   normalised: LineProblem[];
+  /** Unix seconds of the publisher's own time for the file, where the format carries one (its header, the Tor dates). */
+  published_at?: number;
   /** Multi-section formats (AWS and GCP services, Azure tags, Datadog, Stripe and GitHub sections): every section, and those imported. */
   sections?: { available: string[]; imported: string[] };
 }
@@ -88,6 +90,7 @@ function finish(format: ListFormat, entries: Entry[], sections?: ParsedList['sec
 // ---------------------------------------------------------------- line formats
 
 const EXIT_ADDRESS = /^ExitAddress\s+(\S+)(\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})?\s*$/;
+const TOR_DATE = /^(?:Downloaded|Published|LastStatus|ExitAddress\s+\S+)\s+(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s*$/;
 const TOR_KEYWORD = /^(ExitNode|Published|LastStatus|Downloaded)\b/; // Downloaded: CollecTor archive header
 
 function parseTextList(text: string, options: ParseOptions): ParsedList {
@@ -96,8 +99,15 @@ function parseTextList(text: string, options: ParseOptions): ParsedList {
     // Tor's exit-addresses (TorDNSEL): blocks of ExitNode / Published / LastStatus / ExitAddress lines.
     const entries: Entry[] = [];
     const rejected: LineProblem[] = [];
+    // The list is as recent as its latest date: the archive's Downloaded header, else the last exit test or status.
+    let latest: number | undefined;
     lines.forEach((raw, i) => {
       const l = raw.trim();
+      const d = TOR_DATE.exec(l);
+      if (d) {
+        const t = publisherTime(`${d[1]!.replace(' ', 'T')}Z`);
+        if (t !== undefined && (latest === undefined || t > latest)) latest = t;
+      }
       if (l === '' || l.startsWith('@') || l.startsWith('#') || TOR_KEYWORD.test(l)) return;
       const m = EXIT_ADDRESS.exec(l);
       if (m) entries.push({ value: m[1], line: i + 1 });
@@ -109,6 +119,7 @@ function parseTextList(text: string, options: ParseOptions): ParsedList {
         });
     });
     const out = finish('tor-exit-addresses', entries);
+    if (latest !== undefined) out.published_at = latest;
     out.rejected.unshift(...rejected);
     out.rejected.sort((a, b) => a.line - b.line);
     out.entries += rejected.length;
@@ -184,7 +195,47 @@ function parseJsonList(text: string, options: ParseOptions): ParsedList {
   }
   const lines = new LineFinder(text);
   const entry = (value: unknown): Entry => ({ value, line: () => lines.of(value) });
+  const out = parseJsonLayout(doc, options, entry);
+  const published = isObject(doc) ? headerTime(doc) : undefined;
+  if (published !== undefined) out.published_at = published;
+  return out;
+}
 
+/**
+ * The publisher's time in a JSON header: Google's `creationTime` (UTC without a zone), AWS's
+ * `syncToken` (Unix seconds) or `createDate` (YYYY-MM-DD-hh-mm-ss, UTC), Google Cloud's `syncToken`
+ * (Unix milliseconds), Datadog's `modified`. A value outside the years 2000 to 2100 is ignored.
+ */
+function headerTime(doc: Record<string, Json>): number | undefined {
+  if (typeof doc.creationTime === 'string') {
+    const t = publisherTime(doc.creationTime);
+    if (t !== undefined) return t;
+  }
+  if (typeof doc.syncToken === 'string' && /^\d{10,13}$/.test(doc.syncToken)) {
+    const n = Number(doc.syncToken);
+    const t = plausible(doc.syncToken.length === 13 ? Math.floor(n / 1000) : n);
+    if (t !== undefined) return t;
+  }
+  if (typeof doc.createDate === 'string') {
+    const m = /^(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})$/.exec(doc.createDate);
+    if (m) return publisherTime(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}Z`);
+  }
+  if (typeof doc.modified === 'string') return publisherTime(doc.modified);
+  return undefined;
+}
+
+const plausible = (s: number): number | undefined => (s >= 946_684_800 && s < 4_102_444_800 ? s : undefined);
+
+/** An ISO 8601 date or date-time; one without a zone is UTC (as Google and Datadog write theirs). */
+export function publisherTime(text: string): number | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/.exec(text.trim());
+  if (!m) return undefined;
+  const frac = m[2]?.replace(/\.(\d{1,3})\d*$/, '.$1');
+  const ms = Date.parse(`${m[1]}T${frac ?? '00:00:00'}${m[3] ?? 'Z'}`);
+  return Number.isNaN(ms) ? undefined : plausible(Math.floor(ms / 1000));
+}
+
+function parseJsonLayout(doc: Json, options: ParseOptions, entry: (value: unknown) => Entry): ParsedList {
   if (isStringArray(doc)) return finish('json-cidr-array', doc.map(entry));
   if (!isObject(doc)) throw new ListFormatError('unrecognised JSON: expected an object or an array of CIDR strings');
 

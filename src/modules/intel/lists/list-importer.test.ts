@@ -55,6 +55,8 @@ describe(ListImporter.name, () => {
       provider: 'GOOGLEBOT',
       version: s.version,
       imported_at: s.imported_at,
+      published_at: Date.UTC(2026, 7, 20, 14, 46, 45) / 1000,
+      published_from: 'content',
       format: 'google-prefixes',
       cidrs: ['66.249.79.64/27', '192.178.4.0/27', '192.178.4.128/27', '2001:4860:4801:10::/64', '2001:4860:4801:11::/64'],
     });
@@ -127,5 +129,42 @@ describe(ListImporter.name, () => {
     });
     assert.equal(health.count, 1);
     assert.deepEqual(health.sections?.imported, ['ROUTE53_HEALTHCHECKS']);
+  });
+
+  it("should keep the publisher's time: --published first, then the file's header, then the file's date, else the import", async (t) => {
+    const { importer, clock } = setup(t);
+    const nowS = Math.floor(clock.now() / 1000);
+    const googlebot = readFileSync(join(FIXTURES, 'googlebot.json'));
+    const bulk = readFileSync(join(FIXTURES, 'tor-bulk-exit-list.txt'));
+    const header = Date.UTC(2026, 7, 20, 14, 46, 45) / 1000;
+    const given = Date.UTC(2022, 0, 18) / 1000;
+    const fileDate = nowS - 5 * 86_400;
+    const times = async (req: Parameters<ListImporter['import']>[0]) => {
+      const s = await importer.import(req);
+      return [s.published_at, s.published_from];
+    };
+    const gb = { kind: 'SEARCH_ENGINE', provider: 'GOOGLEBOT', bytes: googlebot };
+    assert.deepEqual(await times(gb), [header, 'content']);
+    assert.deepEqual(
+      await times({ ...gb, published: { at: fileDate, from: 'file-date' } }),
+      [header, 'content'],
+      'the header wins over a file date',
+    );
+    assert.deepEqual(await times({ ...gb, published: { at: given, from: 'option' } }), [given, 'option'], 'what the user gives wins');
+    assert.deepEqual(await times({ kind: 'TOR_NODE', bytes: bulk }), [nowS, 'import'], 'an undated file from standard input');
+    assert.deepEqual(await times({ kind: 'TOR_NODE', bytes: bulk, published: { at: fileDate, from: 'file-date' } }), [
+      fileDate,
+      'file-date',
+    ]);
+    assert.deepEqual(
+      await times({ kind: 'TOR_NODE', bytes: bulk, published: { at: nowS + 7 * 86_400, from: 'file-date' } }),
+      [nowS, 'import'],
+      'a file date in the future says nothing',
+    );
+    await assert.rejects(
+      importer.import({ kind: 'TOR_NODE', bytes: bulk, published: { at: nowS + 7 * 86_400, from: 'option' } }),
+      /bad publication time/,
+    );
+    await assert.rejects(importer.import({ kind: 'TOR_NODE', bytes: bulk, published: { at: 12, from: 'option' } }), ListImportError);
   });
 });

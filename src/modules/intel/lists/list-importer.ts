@@ -1,5 +1,5 @@
 import type { Clock } from '../../../lib/clock.ts';
-import type { IntelList, IntelListStore } from './intel-list.ts';
+import type { IntelList, IntelListStore, PublishedFrom } from './intel-list.ts';
 import { LIST_KINDS, listKind, PROVIDER_TAG_RULE, providerTag } from './list-kinds.ts';
 import { ListFormatError, parseList, type LineProblem, type ListFormat, type ParsedList } from './list-formats.ts';
 
@@ -13,7 +13,16 @@ export interface ImportRequest {
   bytes: Buffer;
   /** Sections of multi-section files (AWS services, Datadog sections, ...); `all` for every one. */
   sections?: string[];
+  /**
+   * The publisher's time when the caller knows it (Unix seconds): `option` as given by the user, which
+   * wins over the file's own header; `file-date` the file's modification time, used only when the
+   * file carries no time of its own.
+   */
+  published?: { at: number; from: 'option' | 'file-date' };
 }
+
+/** How far ahead of the clock a given publication time may lie (clock skew between machines). */
+const MAX_AHEAD_S = 86_400;
 
 /** How many problems a summary lists; the counts are always complete. */
 export const MAX_LISTED = 100;
@@ -24,6 +33,8 @@ export interface ImportSummary {
   format: ListFormat;
   version: string;
   imported_at: number;
+  published_at: number;
+  published_from: PublishedFrom;
   /** Ranges stored (canonical, deduplicated). */
   count: number;
   entries: number;
@@ -71,6 +82,13 @@ export class ListImporter {
       provider = providerTag(req.provider);
       if (!provider) throw new ListImportError(`bad provider tag '${req.provider}': ${PROVIDER_TAG_RULE}`);
     }
+    const nowS = Math.floor(this.clock.now() / 1000);
+    const inRange = (t: number) => Number.isInteger(t) && t >= 946_684_800 && t <= nowS + MAX_AHEAD_S;
+    let given = req.published;
+    if (given?.from === 'option' && !inRange(given.at))
+      throw new ListImportError(`bad publication time ${given.at}: Unix seconds from the year 2000 up to now`);
+    // A file date out of range (a clock reset, a future date) says nothing: the file is treated as undated.
+    if (given && !inRange(given.at)) given = undefined;
     let parsed: ParsedList;
     try {
       parsed = parseList(req.bytes, { kind, sections: req.sections });
@@ -83,11 +101,21 @@ export class ListImporter {
       throw new ListImportError(
         `a ${parsed.format} file does not name its publisher: give --provider TAG (e.g. GOOGLEBOT, BINGBOT, OPENAI)`,
       );
+    const [published_at, published_from]: [number, PublishedFrom] =
+      given?.from === 'option'
+        ? [given.at, 'option']
+        : parsed.published_at !== undefined
+          ? [parsed.published_at, 'content']
+          : given
+            ? [given.at, 'file-date']
+            : [nowS, 'import'];
     const list: IntelList = {
       kind,
       provider,
       version: this.sha256(req.bytes).slice(0, 16),
-      imported_at: Math.floor(this.clock.now() / 1000),
+      imported_at: nowS,
+      published_at,
+      published_from,
       format: parsed.format,
       cidrs: parsed.cidrs.map((c) => c.text),
     };
@@ -103,6 +131,8 @@ export class ListImporter {
       format: parsed.format,
       version: list.version,
       imported_at: list.imported_at,
+      published_at,
+      published_from,
       count: list.cidrs.length,
       entries: parsed.entries,
       rejected: parsed.rejected.length,

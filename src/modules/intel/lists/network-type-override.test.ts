@@ -14,6 +14,8 @@ const list = (kind: string, provider: string, cidrs: string[]): IntelList => ({
   cidrs,
   version: '0',
   imported_at: 0,
+  published_at: 0,
+  published_from: 'import',
   format: 'cidr-lines',
 });
 const fromFixture = (kind: string, provider: string, file: string) =>
