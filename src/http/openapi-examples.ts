@@ -42,7 +42,7 @@ export const API_EXAMPLES: ApiExamples = {
         last_name: '',
         email: 'm1@example.test',
         organization: {
-          id: 'org_1ca9537d93cfe7370bb7',
+          id: 'org_78e000dcd15684802209',
           name: 'Example Team',
           relation: 'OWNER',
         },
@@ -199,7 +199,7 @@ export const API_EXAMPLES: ApiExamples = {
               last_seen: 1795348800,
             },
             {
-              provider: 'PROXYJET_DATACENTER',
+              provider: 'PROXYJET',
               type: 'DATACENTER_PROXY',
               last_seen: 1795348800,
             },
@@ -247,7 +247,7 @@ export const API_EXAMPLES: ApiExamples = {
               ],
             },
             {
-              provider: 'PROXYJET_DATACENTER',
+              provider: 'PROXYJET',
               type: 'DATACENTER_PROXY',
               sources: [
                 {
@@ -746,9 +746,9 @@ export const API_EXAMPLES: ApiExamples = {
             kind: 'hourly',
             date: '2026-11-22',
             id: '2026-11-22/11',
-            size_bytes: 1248,
+            size_bytes: 1496,
             row_count: 1,
-            checksum: '05cf017275bfc2f969c9633f3ec8685f79519e780eac799560a57ff3725ad157',
+            checksum: 'ad55650cec28603dcbb88f5789c194aa83a1e5a222bc85306296861fef44d60c',
             created_at: 1795348800,
             download_path: '/api/v4/feeds/proxies/export/2026-11-22/11',
             hour: 11,
@@ -801,7 +801,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '119',
         'ratelimit-reset': '10',
         location:
-          'http://localhost:80/downloads?object=proxies%2Flatest%2F11_proxies.parquet&sha256=05cf017275bfc2f969c9633f3ec8685f79519e780eac799560a57ff3725ad157&expires=1795435200&kid=k0&sig=Kcd_1UqaYNi7EsLmwzCe_xas0zMmHU0oYc1Y9xc7NYY',
+          'http://localhost:80/downloads?object=proxies%2Flatest%2F11_proxies.parquet&sha256=ad55650cec28603dcbb88f5789c194aa83a1e5a222bc85306296861fef44d60c&expires=1795435200&kid=k0&sig=E_vulBywZMg8Ffc37Ht2seo4gPHbyWMQkwHEuWM4s1w',
         'cache-control': 'private, no-store',
       },
     },
@@ -854,9 +854,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 1248,
+        size: 1496,
         rows: 1,
-        checksum: '05cf017275bfc2f969c9633f3ec8685f79519e780eac799560a57ff3725ad157',
+        checksum: 'ad55650cec28603dcbb88f5789c194aa83a1e5a222bc85306296861fef44d60c',
         schema: {
           fields: [
             {
@@ -883,6 +883,14 @@ export const API_EXAMPLES: ApiExamples = {
               name: 'asn',
               type: 'UBIGINT',
             },
+            {
+              name: 'variant',
+              type: 'VARCHAR',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
+            },
           ],
         },
         hour: 11,
@@ -907,7 +915,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '117',
         'ratelimit-reset': '30',
         location:
-          'http://localhost:80/downloads?object=proxies%2Flatest%2F11_proxies.parquet&sha256=05cf017275bfc2f969c9633f3ec8685f79519e780eac799560a57ff3725ad157&expires=1795435200&kid=k0&sig=Kcd_1UqaYNi7EsLmwzCe_xas0zMmHU0oYc1Y9xc7NYY',
+          'http://localhost:80/downloads?object=proxies%2Flatest%2F11_proxies.parquet&sha256=ad55650cec28603dcbb88f5789c194aa83a1e5a222bc85306296861fef44d60c&expires=1795435200&kid=k0&sig=E_vulBywZMg8Ffc37Ht2seo4gPHbyWMQkwHEuWM4s1w',
         'cache-control': 'private, no-store',
       },
     },
@@ -937,9 +945,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 1248,
+        size: 1496,
         rows: 1,
-        checksum: '05cf017275bfc2f969c9633f3ec8685f79519e780eac799560a57ff3725ad157',
+        checksum: 'ad55650cec28603dcbb88f5789c194aa83a1e5a222bc85306296861fef44d60c',
         schema: {
           fields: [
             {
@@ -965,6 +973,14 @@ export const API_EXAMPLES: ApiExamples = {
             {
               name: 'asn',
               type: 'UBIGINT',
+            },
+            {
+              name: 'variant',
+              type: 'VARCHAR',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
             },
           ],
         },
@@ -1018,9 +1034,9 @@ export const API_EXAMPLES: ApiExamples = {
             kind: 'hourly',
             date: '2026-11-22',
             id: '2026-11-22/11',
-            size_bytes: 1461,
+            size_bytes: 1709,
             row_count: 1,
-            checksum: 'c3ab95f514f772b72e71099c10fc7fd94e182efc78a7cc509a0cbf4d9db67da8',
+            checksum: '4ac7eeedd64a22df53eec4ca3e552db1bf159c15deb03b62d20174a9b769ab56',
             created_at: 1795348800,
             download_path: '/api/v4/feeds/anonymizers/export/2026-11-22/11',
             hour: 11,
@@ -1073,7 +1089,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '116',
         'ratelimit-reset': '40',
         location:
-          'http://localhost:80/downloads?object=anonymizers%2Flatest%2F11_anonymizers.parquet&sha256=c3ab95f514f772b72e71099c10fc7fd94e182efc78a7cc509a0cbf4d9db67da8&expires=1795435200&kid=k0&sig=h9ebWQzTDfkJWfvBMXPQe6iHskdIhq12H5axKTDArFg',
+          'http://localhost:80/downloads?object=anonymizers%2Flatest%2F11_anonymizers.parquet&sha256=4ac7eeedd64a22df53eec4ca3e552db1bf159c15deb03b62d20174a9b769ab56&expires=1795435200&kid=k0&sig=AFzpj8QRZP9iAu_5IrdsrRMASsvmdTfSpFJV6kgTI2A',
         'cache-control': 'private, no-store',
       },
     },
@@ -1126,9 +1142,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 1461,
+        size: 1709,
         rows: 1,
-        checksum: 'c3ab95f514f772b72e71099c10fc7fd94e182efc78a7cc509a0cbf4d9db67da8',
+        checksum: '4ac7eeedd64a22df53eec4ca3e552db1bf159c15deb03b62d20174a9b769ab56',
         schema: {
           fields: [
             {
@@ -1159,6 +1175,14 @@ export const API_EXAMPLES: ApiExamples = {
               name: 'timestamp',
               type: 'BIGINT',
             },
+            {
+              name: 'variant',
+              type: 'VARCHAR',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
+            },
           ],
         },
         hour: 11,
@@ -1183,7 +1207,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '114',
         'ratelimit-reset': '60',
         location:
-          'http://localhost:80/downloads?object=anonymizers%2Flatest%2F11_anonymizers.parquet&sha256=c3ab95f514f772b72e71099c10fc7fd94e182efc78a7cc509a0cbf4d9db67da8&expires=1795435200&kid=k0&sig=h9ebWQzTDfkJWfvBMXPQe6iHskdIhq12H5axKTDArFg',
+          'http://localhost:80/downloads?object=anonymizers%2Flatest%2F11_anonymizers.parquet&sha256=4ac7eeedd64a22df53eec4ca3e552db1bf159c15deb03b62d20174a9b769ab56&expires=1795435200&kid=k0&sig=AFzpj8QRZP9iAu_5IrdsrRMASsvmdTfSpFJV6kgTI2A',
         'cache-control': 'private, no-store',
       },
     },
@@ -1213,9 +1237,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 1461,
+        size: 1709,
         rows: 1,
-        checksum: 'c3ab95f514f772b72e71099c10fc7fd94e182efc78a7cc509a0cbf4d9db67da8',
+        checksum: '4ac7eeedd64a22df53eec4ca3e552db1bf159c15deb03b62d20174a9b769ab56',
         schema: {
           fields: [
             {
@@ -1245,6 +1269,14 @@ export const API_EXAMPLES: ApiExamples = {
             {
               name: 'timestamp',
               type: 'BIGINT',
+            },
+            {
+              name: 'variant',
+              type: 'VARCHAR',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
             },
           ],
         },
@@ -1298,9 +1330,9 @@ export const API_EXAMPLES: ApiExamples = {
             kind: 'hourly',
             date: '2026-11-22',
             id: '2026-11-22/11',
-            size_bytes: 3221,
+            size_bytes: 3347,
             row_count: 1,
-            checksum: '5f995ae4469e77c4b0b865e919e2b0bbd8bee1d3ca4a75e652932fbaacb66b17',
+            checksum: '8a0d9358207327f964e3096b78dc244786f4f1f3d9fb0db0ea7c0d227fe625a2',
             created_at: 1795348800,
             download_path: '/api/v4/feeds/torrents/export/2026-11-22/11',
             hour: 11,
@@ -1353,7 +1385,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '113',
         'ratelimit-reset': '70',
         location:
-          'http://localhost:80/downloads?object=torrents%2Flatest%2F11_torrents.parquet&sha256=5f995ae4469e77c4b0b865e919e2b0bbd8bee1d3ca4a75e652932fbaacb66b17&expires=1795435200&kid=k0&sig=_0IsRDBJZBD1xhFziHbLR6pNXrfv42Rali8Up_SnfAY',
+          'http://localhost:80/downloads?object=torrents%2Flatest%2F11_torrents.parquet&sha256=8a0d9358207327f964e3096b78dc244786f4f1f3d9fb0db0ea7c0d227fe625a2&expires=1795435200&kid=k0&sig=AbqwFPDZPmdzuGycrJjHhoEwgpY9AKvRkoqj7X7jwvY',
         'cache-control': 'private, no-store',
       },
     },
@@ -1406,9 +1438,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 3221,
+        size: 3347,
         rows: 1,
-        checksum: '5f995ae4469e77c4b0b865e919e2b0bbd8bee1d3ca4a75e652932fbaacb66b17',
+        checksum: '8a0d9358207327f964e3096b78dc244786f4f1f3d9fb0db0ea7c0d227fe625a2',
         schema: {
           fields: [
             {
@@ -1447,6 +1479,10 @@ export const API_EXAMPLES: ApiExamples = {
               name: 'peers',
               type: 'STRUCT(ip VARCHAR, port INTEGER, source VARCHAR, encrypted BOOLEAN)[]',
             },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
+            },
           ],
         },
         hour: 11,
@@ -1471,7 +1507,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '111',
         'ratelimit-reset': '90',
         location:
-          'http://localhost:80/downloads?object=torrents%2Flatest%2F11_torrents.parquet&sha256=5f995ae4469e77c4b0b865e919e2b0bbd8bee1d3ca4a75e652932fbaacb66b17&expires=1795435200&kid=k0&sig=_0IsRDBJZBD1xhFziHbLR6pNXrfv42Rali8Up_SnfAY',
+          'http://localhost:80/downloads?object=torrents%2Flatest%2F11_torrents.parquet&sha256=8a0d9358207327f964e3096b78dc244786f4f1f3d9fb0db0ea7c0d227fe625a2&expires=1795435200&kid=k0&sig=AbqwFPDZPmdzuGycrJjHhoEwgpY9AKvRkoqj7X7jwvY',
         'cache-control': 'private, no-store',
       },
     },
@@ -1501,9 +1537,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 3221,
+        size: 3347,
         rows: 1,
-        checksum: '5f995ae4469e77c4b0b865e919e2b0bbd8bee1d3ca4a75e652932fbaacb66b17',
+        checksum: '8a0d9358207327f964e3096b78dc244786f4f1f3d9fb0db0ea7c0d227fe625a2',
         schema: {
           fields: [
             {
@@ -1541,6 +1577,10 @@ export const API_EXAMPLES: ApiExamples = {
             {
               name: 'peers',
               type: 'STRUCT(ip VARCHAR, port INTEGER, source VARCHAR, encrypted BOOLEAN)[]',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
             },
           ],
         },
@@ -1594,9 +1634,9 @@ export const API_EXAMPLES: ApiExamples = {
             kind: 'hourly',
             date: '2026-11-22',
             id: '2026-11-22/11',
-            size_bytes: 3431,
+            size_bytes: 3557,
             row_count: 1,
-            checksum: 'c4bd6d13c23a14541df0c6157fa9129cd6f5082512b2c979a359b32c4fecbeb7',
+            checksum: '4c323f31d6b1b91f0afdeaa9a84f6d65e7201ba7b93ed70869d57ec398feec46',
             created_at: 1795348800,
             download_path: '/api/v4/feeds/helio/http/export/2026-11-22/11',
             hour: 11,
@@ -1649,7 +1689,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '110',
         'ratelimit-reset': '100',
         location:
-          'http://localhost:80/downloads?object=honeypot_http%2Flatest%2F11_honeypot_http.parquet&sha256=c4bd6d13c23a14541df0c6157fa9129cd6f5082512b2c979a359b32c4fecbeb7&expires=1795435200&kid=k0&sig=fIWArL-GhLYT58xMfxxjkiGhYmHN9qr-CFeVbVX7Qjw',
+          'http://localhost:80/downloads?object=honeypot_http%2Flatest%2F11_honeypot_http.parquet&sha256=4c323f31d6b1b91f0afdeaa9a84f6d65e7201ba7b93ed70869d57ec398feec46&expires=1795435200&kid=k0&sig=6TIioNV6_JS3n_AFsGMkDx7L143wkwsHTWbjaajNxUk',
         'cache-control': 'private, no-store',
       },
     },
@@ -1702,9 +1742,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 3431,
+        size: 3557,
         rows: 1,
-        checksum: 'c4bd6d13c23a14541df0c6157fa9129cd6f5082512b2c979a359b32c4fecbeb7',
+        checksum: '4c323f31d6b1b91f0afdeaa9a84f6d65e7201ba7b93ed70869d57ec398feec46',
         schema: {
           fields: [
             {
@@ -1755,6 +1795,10 @@ export const API_EXAMPLES: ApiExamples = {
               name: 'source_ip',
               type: 'VARCHAR',
             },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
+            },
           ],
         },
         hour: 11,
@@ -1779,7 +1823,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '108',
         'ratelimit-reset': '120',
         location:
-          'http://localhost:80/downloads?object=honeypot_http%2Flatest%2F11_honeypot_http.parquet&sha256=c4bd6d13c23a14541df0c6157fa9129cd6f5082512b2c979a359b32c4fecbeb7&expires=1795435200&kid=k0&sig=fIWArL-GhLYT58xMfxxjkiGhYmHN9qr-CFeVbVX7Qjw',
+          'http://localhost:80/downloads?object=honeypot_http%2Flatest%2F11_honeypot_http.parquet&sha256=4c323f31d6b1b91f0afdeaa9a84f6d65e7201ba7b93ed70869d57ec398feec46&expires=1795435200&kid=k0&sig=6TIioNV6_JS3n_AFsGMkDx7L143wkwsHTWbjaajNxUk',
         'cache-control': 'private, no-store',
       },
     },
@@ -1809,9 +1853,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 3431,
+        size: 3557,
         rows: 1,
-        checksum: 'c4bd6d13c23a14541df0c6157fa9129cd6f5082512b2c979a359b32c4fecbeb7',
+        checksum: '4c323f31d6b1b91f0afdeaa9a84f6d65e7201ba7b93ed70869d57ec398feec46',
         schema: {
           fields: [
             {
@@ -1861,6 +1905,10 @@ export const API_EXAMPLES: ApiExamples = {
             {
               name: 'source_ip',
               type: 'VARCHAR',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
             },
           ],
         },
@@ -1914,9 +1962,9 @@ export const API_EXAMPLES: ApiExamples = {
             kind: 'hourly',
             date: '2026-11-22',
             id: '2026-11-22/11',
-            size_bytes: 2194,
+            size_bytes: 2321,
             row_count: 1,
-            checksum: 'c9b97ff50bb776a4694e06db20be1d5d9bccc9940f44f7fa8642afcbafa4dd56',
+            checksum: 'f6da52eb9436a7cbdac038a6956b6ddbe30d76619ed4ab254c702e408bdcc216',
             created_at: 1795348800,
             download_path: '/api/v4/feeds/helio/https/export/2026-11-22/11',
             hour: 11,
@@ -1969,7 +2017,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '107',
         'ratelimit-reset': '130',
         location:
-          'http://localhost:80/downloads?object=honeypot_https%2Flatest%2F11_honeypot_https.parquet&sha256=c9b97ff50bb776a4694e06db20be1d5d9bccc9940f44f7fa8642afcbafa4dd56&expires=1795435200&kid=k0&sig=rH95Rxxau1sMERlYOPbXdc8zcomldl-ko63Ja4Q_qXw',
+          'http://localhost:80/downloads?object=honeypot_https%2Flatest%2F11_honeypot_https.parquet&sha256=f6da52eb9436a7cbdac038a6956b6ddbe30d76619ed4ab254c702e408bdcc216&expires=1795435200&kid=k0&sig=4CWT2IzBDxjz4gt017wfhF8zj8z1NRYNFoiqvvVAC4k',
         'cache-control': 'private, no-store',
       },
     },
@@ -2022,9 +2070,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 2194,
+        size: 2321,
         rows: 1,
-        checksum: 'c9b97ff50bb776a4694e06db20be1d5d9bccc9940f44f7fa8642afcbafa4dd56',
+        checksum: 'f6da52eb9436a7cbdac038a6956b6ddbe30d76619ed4ab254c702e408bdcc216',
         schema: {
           fields: [
             {
@@ -2063,6 +2111,10 @@ export const API_EXAMPLES: ApiExamples = {
               name: 'source_ip',
               type: 'VARCHAR',
             },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
+            },
           ],
         },
         hour: 11,
@@ -2087,7 +2139,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '105',
         'ratelimit-reset': '150',
         location:
-          'http://localhost:80/downloads?object=honeypot_https%2Flatest%2F11_honeypot_https.parquet&sha256=c9b97ff50bb776a4694e06db20be1d5d9bccc9940f44f7fa8642afcbafa4dd56&expires=1795435200&kid=k0&sig=rH95Rxxau1sMERlYOPbXdc8zcomldl-ko63Ja4Q_qXw',
+          'http://localhost:80/downloads?object=honeypot_https%2Flatest%2F11_honeypot_https.parquet&sha256=f6da52eb9436a7cbdac038a6956b6ddbe30d76619ed4ab254c702e408bdcc216&expires=1795435200&kid=k0&sig=4CWT2IzBDxjz4gt017wfhF8zj8z1NRYNFoiqvvVAC4k',
         'cache-control': 'private, no-store',
       },
     },
@@ -2117,9 +2169,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 2194,
+        size: 2321,
         rows: 1,
-        checksum: 'c9b97ff50bb776a4694e06db20be1d5d9bccc9940f44f7fa8642afcbafa4dd56',
+        checksum: 'f6da52eb9436a7cbdac038a6956b6ddbe30d76619ed4ab254c702e408bdcc216',
         schema: {
           fields: [
             {
@@ -2157,6 +2209,10 @@ export const API_EXAMPLES: ApiExamples = {
             {
               name: 'source_ip',
               type: 'VARCHAR',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
             },
           ],
         },
@@ -2210,9 +2266,9 @@ export const API_EXAMPLES: ApiExamples = {
             kind: 'hourly',
             date: '2026-11-22',
             id: '2026-11-22/11',
-            size_bytes: 2300,
+            size_bytes: 2427,
             row_count: 1,
-            checksum: '223a38ef9de3089a4b6eb242ec783f63ce375300182705adbca18949be96ebe3',
+            checksum: '8c42b1c4a92dda9764b136d1303fc7f2aa7a4700b57ddb4e4b838292c5b9c453',
             created_at: 1795348800,
             download_path: '/api/v4/feeds/helio/dns/export/2026-11-22/11',
             hour: 11,
@@ -2265,7 +2321,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '104',
         'ratelimit-reset': '160',
         location:
-          'http://localhost:80/downloads?object=honeypot_dns%2Flatest%2F11_honeypot_dns.parquet&sha256=223a38ef9de3089a4b6eb242ec783f63ce375300182705adbca18949be96ebe3&expires=1795435200&kid=k0&sig=q-qn6P_vhnmwJwSpNwXj_7yrLdSxWr2_tY1OJqxNAAo',
+          'http://localhost:80/downloads?object=honeypot_dns%2Flatest%2F11_honeypot_dns.parquet&sha256=8c42b1c4a92dda9764b136d1303fc7f2aa7a4700b57ddb4e4b838292c5b9c453&expires=1795435200&kid=k0&sig=GFEgu0yDccQUBDMRnjkzRR93tPJy3nXDlipTrnpuXkM',
         'cache-control': 'private, no-store',
       },
     },
@@ -2318,9 +2374,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 2300,
+        size: 2427,
         rows: 1,
-        checksum: '223a38ef9de3089a4b6eb242ec783f63ce375300182705adbca18949be96ebe3',
+        checksum: '8c42b1c4a92dda9764b136d1303fc7f2aa7a4700b57ddb4e4b838292c5b9c453',
         schema: {
           fields: [
             {
@@ -2359,6 +2415,10 @@ export const API_EXAMPLES: ApiExamples = {
               name: 'source_ip',
               type: 'VARCHAR',
             },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
+            },
           ],
         },
         hour: 11,
@@ -2383,7 +2443,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '102',
         'ratelimit-reset': '180',
         location:
-          'http://localhost:80/downloads?object=honeypot_dns%2Flatest%2F11_honeypot_dns.parquet&sha256=223a38ef9de3089a4b6eb242ec783f63ce375300182705adbca18949be96ebe3&expires=1795435200&kid=k0&sig=q-qn6P_vhnmwJwSpNwXj_7yrLdSxWr2_tY1OJqxNAAo',
+          'http://localhost:80/downloads?object=honeypot_dns%2Flatest%2F11_honeypot_dns.parquet&sha256=8c42b1c4a92dda9764b136d1303fc7f2aa7a4700b57ddb4e4b838292c5b9c453&expires=1795435200&kid=k0&sig=GFEgu0yDccQUBDMRnjkzRR93tPJy3nXDlipTrnpuXkM',
         'cache-control': 'private, no-store',
       },
     },
@@ -2413,9 +2473,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 2300,
+        size: 2427,
         rows: 1,
-        checksum: '223a38ef9de3089a4b6eb242ec783f63ce375300182705adbca18949be96ebe3',
+        checksum: '8c42b1c4a92dda9764b136d1303fc7f2aa7a4700b57ddb4e4b838292c5b9c453',
         schema: {
           fields: [
             {
@@ -2453,6 +2513,10 @@ export const API_EXAMPLES: ApiExamples = {
             {
               name: 'source_ip',
               type: 'VARCHAR',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
             },
           ],
         },
@@ -2506,9 +2570,9 @@ export const API_EXAMPLES: ApiExamples = {
             kind: 'hourly',
             date: '2026-11-22',
             id: '2026-11-22/11',
-            size_bytes: 1927,
+            size_bytes: 2053,
             row_count: 1,
-            checksum: 'a995557b2a60403d7bd94dcf60408433a4e65fc94b57dd767708a9752b26dbb0',
+            checksum: '9f9c13b025e6adb6550592a911bee020382b51af7a8c774891e888d0edb2285a',
             created_at: 1795348800,
             download_path: '/api/v4/feeds/helio/adb/export/2026-11-22/11',
             hour: 11,
@@ -2561,7 +2625,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '101',
         'ratelimit-reset': '190',
         location:
-          'http://localhost:80/downloads?object=honeypot_adb%2Flatest%2F11_honeypot_adb.parquet&sha256=a995557b2a60403d7bd94dcf60408433a4e65fc94b57dd767708a9752b26dbb0&expires=1795435200&kid=k0&sig=IBKoh8_T6w-eLnJ8JawZMgLgdeWXqBH7pZAeOPmB0gM',
+          'http://localhost:80/downloads?object=honeypot_adb%2Flatest%2F11_honeypot_adb.parquet&sha256=9f9c13b025e6adb6550592a911bee020382b51af7a8c774891e888d0edb2285a&expires=1795435200&kid=k0&sig=DTHCSDOLJnLLm5-H3E8CQfIeKD-RCajGD_JG5DVOhCY',
         'cache-control': 'private, no-store',
       },
     },
@@ -2614,9 +2678,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 1927,
+        size: 2053,
         rows: 1,
-        checksum: 'a995557b2a60403d7bd94dcf60408433a4e65fc94b57dd767708a9752b26dbb0',
+        checksum: '9f9c13b025e6adb6550592a911bee020382b51af7a8c774891e888d0edb2285a',
         schema: {
           fields: [
             {
@@ -2643,6 +2707,10 @@ export const API_EXAMPLES: ApiExamples = {
               name: 'source_ip',
               type: 'VARCHAR',
             },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
+            },
           ],
         },
         hour: 11,
@@ -2667,7 +2735,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '99',
         'ratelimit-reset': '210',
         location:
-          'http://localhost:80/downloads?object=honeypot_adb%2Flatest%2F11_honeypot_adb.parquet&sha256=a995557b2a60403d7bd94dcf60408433a4e65fc94b57dd767708a9752b26dbb0&expires=1795435200&kid=k0&sig=IBKoh8_T6w-eLnJ8JawZMgLgdeWXqBH7pZAeOPmB0gM',
+          'http://localhost:80/downloads?object=honeypot_adb%2Flatest%2F11_honeypot_adb.parquet&sha256=9f9c13b025e6adb6550592a911bee020382b51af7a8c774891e888d0edb2285a&expires=1795435200&kid=k0&sig=DTHCSDOLJnLLm5-H3E8CQfIeKD-RCajGD_JG5DVOhCY',
         'cache-control': 'private, no-store',
       },
     },
@@ -2697,9 +2765,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 1927,
+        size: 2053,
         rows: 1,
-        checksum: 'a995557b2a60403d7bd94dcf60408433a4e65fc94b57dd767708a9752b26dbb0',
+        checksum: '9f9c13b025e6adb6550592a911bee020382b51af7a8c774891e888d0edb2285a',
         schema: {
           fields: [
             {
@@ -2725,6 +2793,10 @@ export const API_EXAMPLES: ApiExamples = {
             {
               name: 'source_ip',
               type: 'VARCHAR',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
             },
           ],
         },
@@ -2778,9 +2850,9 @@ export const API_EXAMPLES: ApiExamples = {
             kind: 'hourly',
             date: '2026-11-22',
             id: '2026-11-22/11',
-            size_bytes: 1522,
+            size_bytes: 1779,
             row_count: 1,
-            checksum: 'bb931a3ce5c6228f502899b64212fc2f55468f4e25baedf19b6ec9118fec768e',
+            checksum: 'aec9e09776ed864e34614b0711b044d41695165c3432132d51ae3bf1feb919bd',
             created_at: 1795348800,
             download_path: '/api/v4/feeds/ja4t/export/2026-11-22/11',
             hour: 11,
@@ -2833,7 +2905,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '98',
         'ratelimit-reset': '220',
         location:
-          'http://localhost:80/downloads?object=ja4t%2Flatest%2F11_ja4t.parquet&sha256=bb931a3ce5c6228f502899b64212fc2f55468f4e25baedf19b6ec9118fec768e&expires=1795435200&kid=k0&sig=sWdTZgRer1P-ayldpADgl7WLNC7bnN_4lvgG3NGF-C0',
+          'http://localhost:80/downloads?object=ja4t%2Flatest%2F11_ja4t.parquet&sha256=aec9e09776ed864e34614b0711b044d41695165c3432132d51ae3bf1feb919bd&expires=1795435200&kid=k0&sig=wVnwVfJwjMMFibD-AKPjxeDbAXLlpAlKwL5RAzY8Al4',
         'cache-control': 'private, no-store',
       },
     },
@@ -2886,9 +2958,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 1522,
+        size: 1779,
         rows: 1,
-        checksum: 'bb931a3ce5c6228f502899b64212fc2f55468f4e25baedf19b6ec9118fec768e',
+        checksum: 'aec9e09776ed864e34614b0711b044d41695165c3432132d51ae3bf1feb919bd',
         schema: {
           fields: [
             {
@@ -2919,6 +2991,14 @@ export const API_EXAMPLES: ApiExamples = {
               name: 'asn',
               type: 'UBIGINT',
             },
+            {
+              name: 'variant',
+              type: 'VARCHAR',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
+            },
           ],
         },
         hour: 11,
@@ -2943,7 +3023,7 @@ export const API_EXAMPLES: ApiExamples = {
         'ratelimit-remaining': '96',
         'ratelimit-reset': '240',
         location:
-          'http://localhost:80/downloads?object=ja4t%2Flatest%2F11_ja4t.parquet&sha256=bb931a3ce5c6228f502899b64212fc2f55468f4e25baedf19b6ec9118fec768e&expires=1795435200&kid=k0&sig=sWdTZgRer1P-ayldpADgl7WLNC7bnN_4lvgG3NGF-C0',
+          'http://localhost:80/downloads?object=ja4t%2Flatest%2F11_ja4t.parquet&sha256=aec9e09776ed864e34614b0711b044d41695165c3432132d51ae3bf1feb919bd&expires=1795435200&kid=k0&sig=wVnwVfJwjMMFibD-AKPjxeDbAXLlpAlKwL5RAzY8Al4',
         'cache-control': 'private, no-store',
       },
     },
@@ -2973,9 +3053,9 @@ export const API_EXAMPLES: ApiExamples = {
         format: 'parquet',
         date: 1795305600,
         created_at: 1795348800,
-        size: 1522,
+        size: 1779,
         rows: 1,
-        checksum: 'bb931a3ce5c6228f502899b64212fc2f55468f4e25baedf19b6ec9118fec768e',
+        checksum: 'aec9e09776ed864e34614b0711b044d41695165c3432132d51ae3bf1feb919bd',
         schema: {
           fields: [
             {
@@ -3005,6 +3085,14 @@ export const API_EXAMPLES: ApiExamples = {
             {
               name: 'asn',
               type: 'UBIGINT',
+            },
+            {
+              name: 'variant',
+              type: 'VARCHAR',
+            },
+            {
+              name: 'simulated',
+              type: 'BOOLEAN',
             },
           ],
         },
@@ -3043,7 +3131,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '073f2d24-d819-46ee-9c0d-000000000003',
+        'x-request-id': '0d44796f-9aaf-4cec-809e-000000000003',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '19',
         'ratelimit-reset': '2',
@@ -3085,7 +3173,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '073f2d24-d819-46ee-9c0d-000000000004',
+        'x-request-id': '0d44796f-9aaf-4cec-809e-000000000004',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '18',
         'ratelimit-reset': '4',
@@ -3128,7 +3216,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '073f2d24-d819-46ee-9c0d-000000000005',
+        'x-request-id': '0d44796f-9aaf-4cec-809e-000000000005',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '17',
         'ratelimit-reset': '6',
@@ -3185,7 +3273,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '073f2d24-d819-46ee-9c0d-000000000006',
+        'x-request-id': '0d44796f-9aaf-4cec-809e-000000000006',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '16',
         'ratelimit-reset': '8',
@@ -3243,7 +3331,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '073f2d24-d819-46ee-9c0d-000000000007',
+        'x-request-id': '0d44796f-9aaf-4cec-809e-000000000007',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '15',
         'ratelimit-reset': '10',
@@ -3292,7 +3380,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '073f2d24-d819-46ee-9c0d-000000000008',
+        'x-request-id': '0d44796f-9aaf-4cec-809e-000000000008',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '14',
         'ratelimit-reset': '12',
@@ -3341,7 +3429,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '073f2d24-d819-46ee-9c0d-000000000009',
+        'x-request-id': '0d44796f-9aaf-4cec-809e-000000000009',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '13',
         'ratelimit-reset': '14',
@@ -3383,7 +3471,7 @@ export const API_EXAMPLES: ApiExamples = {
       },
       status: 200,
       headers: {
-        'x-request-id': '073f2d24-d819-46ee-9c0d-00000000000a',
+        'x-request-id': '0d44796f-9aaf-4cec-809e-00000000000a',
         'ratelimit-limit': '20',
         'ratelimit-remaining': '12',
         'ratelimit-reset': '16',
@@ -3391,11 +3479,12 @@ export const API_EXAMPLES: ApiExamples = {
       body: {
         ip: '109.176.45.49',
         ja4t: '43080_2-4-8-1-3_1436_9',
-        provider: 'PROXYJET_DATACENTER',
+        provider: 'PROXYJET',
         type: 'DATACENTER_PROXY',
         timestamp: 1795348800,
         country_code: 'US',
         asn: 16276,
+        variant: 'DATACENTER',
       },
     },
     {
