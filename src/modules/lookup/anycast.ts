@@ -91,7 +91,6 @@ for (const { cidr } of ANYCAST_PREFIXES) {
   set.add(key6(((g[0]! << 16) | g[1]!) >>> 0, g[2]!, len));
 }
 
-/** The first `len` bits (len ≤ 48) of an address whose first word is w0 and third group g2. */
 /** 1 for each first IPv4 octet / first IPv6 group that some listed prefix starts with: most lookups stop at this read. */
 const V4_FIRST = new Uint8Array(256);
 const V6_FIRST = new Uint8Array(65536);
@@ -107,6 +106,7 @@ const V4_SETS = [...V4.values()];
 const V6_LENGTHS = [...V6.keys()];
 const V6_SETS = [...V6.values()];
 
+/** The first `len` bits (len ≤ 48) of an address whose first word is w0 and third group g2. */
 function key6(w0: number, g2: number, len: number): number {
   if (len <= 32) return w0 >>> (32 - len);
   return w0 * 2 ** (len - 32) + (g2 >>> (48 - len));

@@ -132,10 +132,7 @@ export class HonestLocations {
     return answered;
   }
 
-  /**
-   * The country alone: region, city, coordinates, geohash and time zone would describe a point the
-   * data does not have (a country can span several zones).
-   */
+  /** The country alone (countryLocation), one shared answer per country. */
   countryOnly(country: string): AnsweredLocation {
     if (country === '') return NO_LOCATION;
     let answered = this.countries.get(country);

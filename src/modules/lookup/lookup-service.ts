@@ -7,7 +7,7 @@ import { MAX_BATCH, planBatch } from './batch.ts';
 import { HonestLocations, type AnsweredLocation, type AnsweredNetwork, type EmbeddedIpv4 } from './honest-location.ts';
 import type { LookupData, LookupView } from './lookup-data.ts';
 import { isExplaining, type Evidence, type Intelligence, type IntelligenceSource } from './intelligence.ts';
-import { parseIp, type ParsedIp } from '../../lib/ip-address.ts';
+import { carriedIpv4, parseIp, type ParsedIp } from '../../lib/ip-address.ts';
 
 export interface IpResult {
   ip: string;
@@ -66,31 +66,34 @@ export class LookupService {
 
   /** `orgId`: the caller's team, for its intelligence overlays. `view`: the data to answer from (one per request). */
   resolve(ip: ParsedIp, orgId?: string, view: LookupView = this.data.view()): IpResult {
-    const at = this.honest.target(ip);
-    const network = this.honest.answerNetwork(view.network(at), at);
-    return this.answer(ip, at, network, view, this.intel.intelligence(ip, orgId, network.type), undefined);
+    // Nearly every address carries none: its answer is one object literal of one shape, so the
+    // serializers that read it stay monomorphic (the carried case was measured at ~0.2 µs a lookup
+    // when every answer went through one shared builder).
+    if (carriedIpv4(ip)) return this.resolveCarried(ip, orgId, view);
+    const network = this.honest.answerNetwork(view.network(ip), ip);
+    return {
+      ip: ip.text,
+      network,
+      location: this.honest.answerLocation(view.dataset.location(ip), network),
+      intelligence: this.intel.intelligence(ip, orgId, network.type),
+    };
   }
 
   /**
-   * Network and location are those of the address the IPv6 address carries, if any (HonestLocations);
-   * the intelligence stays the asked address's own: lists and feeds name the addresses they saw (its
-   * risk prior comes from the network answered).
+   * A 6to4, Teredo or NAT64 address: network and location are those of the IPv4 address it carries
+   * (HonestLocations); the intelligence stays the asked address's own, since lists and feeds name the
+   * addresses they saw (its risk prior comes from the network answered).
    */
-  private answer(
-    ip: ParsedIp,
-    at: ParsedIp,
-    network: AnsweredNetwork,
-    view: LookupView,
-    intelligence: Intelligence,
-    evidence: Evidence | undefined,
-  ): IpResult {
-    const location = this.honest.answerLocation(view.dataset.location(at), network);
-    const result: IpResult =
-      at === ip
-        ? { ip: ip.text, network, location, intelligence }
-        : { ip: ip.text, network, location, intelligence, embedded_ipv4: this.honest.embedded(ip) };
-    if (evidence) result.evidence = evidence;
-    return result;
+  private resolveCarried(ip: ParsedIp, orgId: string | undefined, view: LookupView): IpResult {
+    const at = this.honest.target(ip);
+    const network = this.honest.answerNetwork(view.network(at), at);
+    return {
+      ip: ip.text,
+      network,
+      location: this.honest.answerLocation(view.dataset.location(at), network),
+      intelligence: this.intel.intelligence(ip, orgId, network.type),
+      embedded_ipv4: this.honest.embedded(ip),
+    };
   }
 
   /** The result with its evidence; a source that cannot explain gives empty evidence. */
@@ -100,10 +103,15 @@ export class LookupService {
     const { intelligence, evidence } = isExplaining(this.intel)
       ? this.intel.explain(ip, orgId, network.type)
       : { intelligence: this.intel.intelligence(ip, orgId, network.type), evidence: undefined };
-    return this.answer(ip, at, network, view, intelligence, {
-      network: view.networkEvidence(at),
-      ...(evidence ?? emptyEvidence(intelligence.risk_score)),
-    });
+    const result: IpResult = {
+      ip: ip.text,
+      network,
+      location: this.honest.answerLocation(view.dataset.location(at), network),
+      intelligence,
+      evidence: { network: view.networkEvidence(at), ...(evidence ?? emptyEvidence(intelligence.risk_score)) },
+    };
+    if (at !== ip) result.embedded_ipv4 = this.honest.embedded(ip);
+    return result;
   }
 
   /** Synchronous on the in-memory ledger's fast path; throws AppError for a bad address. Explaining costs the same. */
