@@ -1,4 +1,5 @@
 import { Type, type TSchema } from 'typebox';
+import { VARIANTS } from '../providers/provider-registry.ts';
 
 /**
  * JSON Schemas of the records of each feed (docs/feeds.md). They validate ingestion
@@ -7,7 +8,7 @@ import { Type, type TSchema } from 'typebox';
  */
 const Provider = Type.String({ pattern: '^[A-Z0-9][A-Z0-9_.-]{0,63}$', description: 'upper-case provider tag, e.g. BRIGHTDATA' });
 const Variant = Type.Union(
-  ['RESIDENTIAL', 'MOBILE', 'DATACENTER', 'ISP', 'PUBLIC', 'BLOCKCHAIN'].map((v) => Type.Literal(v)),
+  VARIANTS.map((v) => Type.Literal(v)),
   { description: "the provider's product line of this sighting; ingestion sets it from a tag such as SMARTPROXY_MOBILE" },
 );
 const Category = Type.String({ pattern: '^[A-Z][A-Z0-9_]{0,63}$', description: 'upper-case category value, e.g. RESIDENTIAL_PROXY' });
@@ -30,6 +31,17 @@ const strict = { additionalProperties: false } as const;
 const Simulated = Type.Optional(
   Type.Literal(true, { description: "true on records umbra's demo simulator made up; never set by a sensor" }),
 );
+
+/** What a proxies, anonymizers or ja4t record says of its address (or range), after what locates it. */
+const Sighting = {
+  provider: Provider,
+  variant: Type.Optional(Variant),
+  type: Category,
+  timestamp: Seconds,
+  country_code: Country,
+  asn: Asn,
+  simulated: Simulated,
+};
 
 const Meta = Type.Object(
   {
@@ -57,13 +69,7 @@ export const FEED_SCHEMAS = {
   proxies: Type.Object(
     {
       ip: Ip,
-      provider: Provider,
-      variant: Type.Optional(Variant),
-      type: Category,
-      timestamp: Seconds,
-      country_code: Country,
-      asn: Asn,
-      simulated: Simulated,
+      ...Sighting,
     },
     strict,
   ),
@@ -71,13 +77,7 @@ export const FEED_SCHEMAS = {
     {
       range_start: Ip,
       range_end: Ip,
-      provider: Provider,
-      variant: Type.Optional(Variant),
-      type: Category,
-      timestamp: Seconds,
-      country_code: Country,
-      asn: Asn,
-      simulated: Simulated,
+      ...Sighting,
     },
     strict,
   ),
@@ -143,13 +143,7 @@ export const FEED_SCHEMAS = {
     {
       ip: Ip,
       ja4t: Type.String({ pattern: '^[0-9]{1,5}_[0-9-]{1,96}_[0-9]{1,5}_[0-9]{1,3}$', description: 'JA4T: window_options_mss_wscale' }),
-      provider: Provider,
-      variant: Type.Optional(Variant),
-      type: Category,
-      timestamp: Seconds,
-      country_code: Country,
-      asn: Asn,
-      simulated: Simulated,
+      ...Sighting,
     },
     strict,
   ),
