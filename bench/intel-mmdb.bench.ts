@@ -261,7 +261,7 @@ export async function benchIntelMmdb(): Promise<Record<string, number | string>>
   const random = mulberry32(20261123);
   const { index: intel, lists } = loadedIntelIndex(random);
   const data = new LookupData(ds);
-  data.setLists(lists, networkTypeOverride(lists));
+  data.setLists(lists, networkTypeOverride(lists, Math.floor(Date.now() / 1000)));
   // resolve() is the lookup without billing, which an MMDB reader has no counterpart for.
   const lookup = new LookupService(data, intel, {} as CreditLedger, systemClock);
   const plain = new Reader<Response>(readFileSync(mmdb.file));

@@ -268,11 +268,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
         index: intel,
         lists: stores.lists,
         overlays: stores.overlays,
-        onLists: (lists) => {
-          const override = networkTypeOverride(lists);
+        onLists: (lists, nowS) => {
+          const override = networkTypeOverride(lists, nowS);
           lookupData.setLists(lists, override);
-          return { network_type_ranges: override.ranges, data_version: lookupData.view().version.header };
+          return {
+            network_type_ranges: override.ranges,
+            ...(override.expired.length > 0 ? { expired_network_lists: override.expired } : {}),
+            data_version: lookupData.view().version.header,
+          };
         },
+        now: () => clock.now(),
         logger,
         // Every node polls the change counters: a list import or an overlay change shows everywhere within 5 s.
         intervalMs: deps.listsRefreshMs ?? 2_000,

@@ -239,7 +239,7 @@ function lists(): QualityResult[] {
       cidrs: parsed.cidrs.map((c) => c.text),
     };
   });
-  const override = networkTypeOverride(imported);
+  const override = networkTypeOverride(imported, 0);
   let n = 0;
   let typed = 0;
   let owned = 0;

@@ -8,11 +8,18 @@ export interface IntelSourcesOptions {
   index: IntelIndex;
   lists: IntelListStore;
   overlays: OverlayStore;
-  /** Called with every list set loaded (network-type lists feed lookups' network.type); returns what to log. */
-  onLists(lists: IntelList[]): object;
+  /**
+   * Called with every list set loaded (network-type lists feed lookups' network.type) and the time it is
+   * loaded at (Unix seconds); returns what to log.
+   */
+  onLists(lists: IntelList[], nowS: number): object;
+  /** Milliseconds since the epoch (injected in tests). */
+  now: () => number;
   logger: WatcherLogger;
   intervalMs: number;
 }
+
+const DAY_MS = 86_400_000;
 
 /**
  * Keeps the intelligence index on the imported lists and team overlays, which other processes (the
@@ -26,7 +33,8 @@ export class IntelSourcesWatch implements Lifecycle {
     const loadLists = async () => {
       const lists = await o.lists.all();
       o.index.setLists(lists);
-      return { lists: lists.length, cidrs: lists.reduce((n, l) => n + l.cidrs.length, 0), ...o.onLists(lists) };
+      const nowS = Math.floor(o.now() / 1000);
+      return { lists: lists.length, cidrs: lists.reduce((n, l) => n + l.cidrs.length, 0), ...o.onLists(lists, nowS) };
     };
     const loadOverlays = async () => {
       const overlays = await o.overlays.all();
@@ -34,7 +42,10 @@ export class IntelSourcesWatch implements Lifecycle {
       return { overlays: overlays.length };
     };
     this.watchers = [
-      new RevisionWatcher('intelligence lists', () => o.lists.revision(), loadLists, o.logger),
+      // The UTC day is part of the lists' revision: the lists are loaded again once a day even when none
+      // changed, so that what is built from them at load time (the network-type ranges) ages too. The
+      // index ages category lists at each query; lists expire in whole days, so a day's delay at most.
+      new RevisionWatcher('intelligence lists', async () => `${await o.lists.revision()}@${Math.floor(o.now() / DAY_MS)}`, loadLists, o.logger),
       new RevisionWatcher('intelligence overlays', () => o.overlays.revision(), loadOverlays, o.logger),
     ];
   }

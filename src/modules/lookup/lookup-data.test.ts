@@ -40,7 +40,7 @@ describe('LookupData', () => {
   it('should let a network list override network.type inside its ranges only, keeping the owner', () => {
     const data = new LookupData(dataset(1_700_000_000));
     const lists = [list('DATACENTER', 'HOSTER', ['80.1.2.0/24']), list('TOR_NODE', 'TOR', ['80.1.3.1/32'])];
-    data.setLists(lists, networkTypeOverride(lists));
+    data.setLists(lists, networkTypeOverride(lists, 0));
     const v = data.view();
     assert.deepEqual(v.network(ip('80.1.2.9')), { ...ISP, type: 'DATACENTER' });
     assert.equal(v.network(ip('80.1.3.1')), ISP, 'a category list is not a network type');
@@ -64,11 +64,11 @@ describe('LookupData', () => {
   it('should keep list overrides and versions across a dataset swap, and drop them when the lists go', () => {
     const data = new LookupData(dataset(1_700_000_000));
     const lists = [list('DATACENTER', 'HOSTER', ['80.1.2.0/24'])];
-    data.setLists(lists, networkTypeOverride(lists));
+    data.setLists(lists, networkTypeOverride(lists, 0));
     data.swapDataset(dataset(1_700_003_600));
     assert.equal(data.view().network(ip('80.1.2.9')).type, 'DATACENTER');
     assert.match(data.view().version.header, /lists=1:/);
-    data.setLists([], networkTypeOverride([]));
+    data.setLists([], networkTypeOverride([], 0));
     assert.equal(data.view().network(ip('80.1.2.9')).type, 'RESIDENTIAL');
     assert.match(data.view().version.header, /lists=0:0$/);
   });
@@ -82,7 +82,7 @@ describe('LookupData', () => {
           : { source: 'none', reason: 'in no announced range' },
     });
     const lists = [list('DATACENTER', 'AWS', ['3.5.140.0/22', '80.9.0.0/16']), list('DATACENTER', 'HOSTER', ['80.1.2.0/24'])];
-    data.setLists(lists, networkTypeOverride(lists));
+    data.setLists(lists, networkTypeOverride(lists, 0));
     const v = data.view();
     const aws = { asn: 16509, isp: 'Amazon.com, Inc.', org: 'Amazon.com, Inc.', domain: 'amazon.com' };
     assert.deepEqual(v.network(ip('3.5.140.1')), { ...UNKNOWN_NETWORK, ...aws, type: 'DATACENTER' });
@@ -91,7 +91,7 @@ describe('LookupData', () => {
       type: 'DATACENTER',
       source: 'list',
       reason:
-        'the address is in the imported DATACENTER list of AWS; the ASN data says UNKNOWN (in no announced range); ' +
+        'the address is in the imported DATACENTER list of AWS (published 1970-01-01); the ASN data says UNKNOWN (in no announced range); ' +
         "the ASN data has no ASN for it, so it is the publisher's AS16509",
     });
     // Where the ASN data has an owner, it stays: only the type is the list's.
@@ -100,7 +100,7 @@ describe('LookupData', () => {
     assert.deepEqual(v.networkEvidence(ip('80.1.2.9')), {
       type: 'DATACENTER',
       source: 'list',
-      reason: 'the address is in the imported DATACENTER list of HOSTER; the ASN data says RESIDENTIAL (curated consumer ISP)',
+      reason: 'the address is in the imported DATACENTER list of HOSTER (published 1970-01-01); the ASN data says RESIDENTIAL (curated consumer ISP)',
     });
     assert.deepEqual(v.networkEvidence(ip('80.1.4.1')), { type: 'RESIDENTIAL', source: 'asn', reason: 'curated consumer ISP' });
   });

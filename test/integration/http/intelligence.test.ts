@@ -259,11 +259,25 @@ describe('network.type and owner from imported network lists', () => {
       type: 'DATACENTER',
       source: 'list',
       reason:
-        'the address is in the imported DATACENTER list of AWS; the ASN data says UNKNOWN (the IP dataset does not record where its types come from); ' +
+        'the address is in the imported DATACENTER list of AWS (published 2026-11-22); the ASN data says UNKNOWN (the IP dataset does not record where its types come from); ' +
         "the ASN data has no ASN for it, so it is the publisher's AS16509",
     });
     // The ASN data's owner stays where it has one.
     assert.equal((await lookup(app, key, '8.8.8.1')).json().network.asn, 15169);
+
+    // The list ages with no new import: the lists are loaded again each UTC day. At 100 days it is stale
+    // and still types the address; at 730 days (published cloud ranges) it asserts nothing any more.
+    app.clock.advance(100 * 86_400_000);
+    await app.refreshLists();
+    const stale = (await lookup(app, key, '3.5.140.1', '?explain=true')).json();
+    assert.equal(stale.network.type, 'DATACENTER');
+    assert.match(stale.evidence.network.reason, /^the address is in the imported DATACENTER list of AWS \(published 2026-11-22, stale\);/);
+    app.clock.advance(630 * 86_400_000);
+    await app.refreshLists();
+    const expired = (await lookup(app, key, '3.5.140.1', '?explain=true')).json();
+    assert.equal(expired.network.type, 'UNKNOWN');
+    assert.equal(expired.network.asn, 0, 'nor does it lend the publisher its ASN');
+    assert.equal(expired.evidence.network.source, 'none');
   });
 });
 

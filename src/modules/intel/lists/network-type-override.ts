@@ -4,6 +4,7 @@ import { find4, find6, NONE, V4TableBuilder, V6TableBuilder } from '../../datase
 import { parseCidr, type Cidr } from './cidr.ts';
 import type { IntelList } from './intel-list.ts';
 import { isNetworkKind } from './list-kinds.ts';
+import { listAge } from './list-aging.ts';
 
 interface Item {
   start: bigint;
@@ -62,20 +63,31 @@ export const PUBLISHER_NETWORKS: Readonly<Record<string, NetworkOwner>> = {
  * A range table from the imported lists whose kind is a network type (DATACENTER from AWS's or
  * Google Cloud's ranges, ...), for the lookup to override the ASN-based network.type: a cloud
  * provider's ranges announced by someone else's ASN, or a cloud ASN's ranges listed as something
- * more specific. Other kinds are ignored. Pure: build it again when the lists' revision changes.
+ * more specific. Other kinds are ignored. A network list ages like any list (list-aging.ts): once
+ * expired at nowS (Unix seconds) it asserts nothing, so a cloud's ranges from years ago no longer
+ * make today's owner of those addresses a DATACENTER; a stale one still counts (a type has no
+ * strength to weaken) and says so in the evidence. Pure: build it again when the lists' revision
+ * changes and as time passes (the caller rebuilds it every day).
  */
-export function networkTypeOverride(lists: IntelList[]): NetworkTypeOverride {
-  const values: Array<{ type: NetworkType; provider: string; owner?: NetworkOwner }> = [];
+export function networkTypeOverride(lists: IntelList[], nowS: number): NetworkTypeOverride {
+  const values: Array<{ type: NetworkType; provider: string; published_at: number; stale: boolean; owner?: NetworkOwner }> = [];
   const v4: Item[] = [];
   const v6: Item[] = [];
   let ranges = 0;
+  const expired: string[] = [];
   // Sorted so that which list wins on an identical range does not depend on storage order.
   const used = lists
     .filter((l) => isNetworkKind(l.kind))
     .sort((a, b) => a.kind.localeCompare(b.kind) || a.provider.localeCompare(b.provider));
   for (const list of used) {
+    const age = listAge(list, nowS);
+    if (age.state === 'expired') {
+      expired.push(`${list.kind}/${list.provider}`);
+      continue;
+    }
     const owner = PUBLISHER_NETWORKS[list.provider];
-    const val = values.push(Object.freeze({ type: list.kind as NetworkType, provider: list.provider, ...(owner ? { owner } : {}) })) - 1;
+    const value = { type: list.kind as NetworkType, provider: list.provider, published_at: list.published_at, stale: age.state === 'stale' };
+    const val = values.push(Object.freeze({ ...value, ...(owner ? { owner } : {}) })) - 1;
     for (const text of list.cidrs) {
       const r = parseCidr(text);
       if (!r.ok) continue;
@@ -94,6 +106,7 @@ export function networkTypeOverride(lists: IntelList[]): NetworkTypeOverride {
   const t6 = b6.finish();
   return {
     ranges,
+    expired,
     find(ip) {
       const i = ip.version === 4 ? find4(t4.starts, t4.vals, ip.v4) : find6(t6.starts, t6.vals, ip.v6);
       return i === NONE ? undefined : values[i];
