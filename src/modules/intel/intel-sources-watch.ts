@@ -45,7 +45,12 @@ export class IntelSourcesWatch implements Lifecycle {
       // The UTC day is part of the lists' revision: the lists are loaded again once a day even when none
       // changed, so that what is built from them at load time (the network-type ranges) ages too. The
       // index ages category lists at each query; lists expire in whole days, so a day's delay at most.
-      new RevisionWatcher('intelligence lists', async () => `${await o.lists.revision()}@${Math.floor(o.now() / DAY_MS)}`, loadLists, o.logger),
+      new RevisionWatcher(
+        'intelligence lists',
+        async () => `${await o.lists.revision()}@${Math.floor(o.now() / DAY_MS)}`,
+        loadLists,
+        o.logger,
+      ),
       new RevisionWatcher('intelligence overlays', () => o.overlays.revision(), loadOverlays, o.logger),
     ];
   }

@@ -16,9 +16,7 @@ export interface NetworkTypeOverride {
    * The network.type of the most specific listed range that holds the address, the provider whose list
    * says so, and that provider's own network when it is known (the list is of its own ranges).
    */
-  find(ip: ParsedIp):
-    | { type: NetworkType; provider: string; published_at: number; stale: boolean; owner?: NetworkOwner }
-    | undefined;
+  find(ip: ParsedIp): { type: NetworkType; provider: string; published_at: number; stale: boolean; owner?: NetworkOwner } | undefined;
   /** Ranges taken from the lists (before flattening). */
   readonly ranges: number;
   /** kind/provider of the network lists left out because they are too old to assert anything. */
@@ -123,7 +121,11 @@ function makeView(dataset: IpDataset, override: NetworkTypeOverride | undefined,
       const agrees = o.type === base.type ? `; the ASN data agrees (${own.reason})` : `; the ASN data says ${base.type} (${own.reason})`;
       const owned = base.asn === 0 && o.owner ? `; the ASN data has no ASN for it, so it is the publisher's AS${o.owner.asn}` : '';
       const when = `published ${new Date(o.published_at * 1000).toISOString().slice(0, 10)}${o.stale ? ', stale' : ''}`;
-      return { type: o.type, source: 'list', reason: `the address is in the imported ${o.type} list of ${o.provider} (${when})${agrees}${owned}` };
+      return {
+        type: o.type,
+        source: 'list',
+        reason: `the address is in the imported ${o.type} list of ${o.provider} (${when})${agrees}${owned}`,
+      };
     },
   };
 }

@@ -26,20 +26,35 @@ const fromFixture = (kind: string, provider: string, file: string) =>
   );
 
 // A cloud's own range file is of its own network: the publisher's ASN comes with the type.
-const AWS = { type: 'DATACENTER', provider: 'AWS', published_at: 0, stale: false, owner: { asn: 16509, org: 'Amazon.com, Inc.', domain: 'amazon.com' } };
-const GOOGLE_CLOUD = { type: 'DATACENTER', provider: 'GOOGLE_CLOUD', published_at: 0, stale: false, owner: { asn: 396982, org: 'Google LLC', domain: 'google.com' } };
+const AWS = {
+  type: 'DATACENTER',
+  provider: 'AWS',
+  published_at: 0,
+  stale: false,
+  owner: { asn: 16509, org: 'Amazon.com, Inc.', domain: 'amazon.com' },
+};
+const GOOGLE_CLOUD = {
+  type: 'DATACENTER',
+  provider: 'GOOGLE_CLOUD',
+  published_at: 0,
+  stale: false,
+  owner: { asn: 396982, org: 'Google LLC', domain: 'google.com' },
+};
 
 const MOBILE = { type: 'MOBILE', provider: 'TEST_CARRIER', published_at: 0, stale: false };
 
 describe(networkTypeOverride.name, () => {
-  const table = networkTypeOverride([
-    fromFixture('DATACENTER', 'AWS', 'aws-ip-ranges.json'),
-    fromFixture('DATACENTER', 'GOOGLE_CLOUD', 'gcp-cloud.json'),
-    // Category lists flag addresses; they never change network.type.
-    fromFixture('SEARCH_ENGINE', 'GOOGLEBOT', 'googlebot.json'),
-    list('MOBILE', 'TEST_CARRIER', ['34.35.16.0/20', '34.35.16.128/25', '2406:daba:f000:10::/64']),
-    list('SATELLITE', 'TEST_SAT', ['34.35.16.128/25', 'garbage']),
-  ], 0);
+  const table = networkTypeOverride(
+    [
+      fromFixture('DATACENTER', 'AWS', 'aws-ip-ranges.json'),
+      fromFixture('DATACENTER', 'GOOGLE_CLOUD', 'gcp-cloud.json'),
+      // Category lists flag addresses; they never change network.type.
+      fromFixture('SEARCH_ENGINE', 'GOOGLEBOT', 'googlebot.json'),
+      list('MOBILE', 'TEST_CARRIER', ['34.35.16.0/20', '34.35.16.128/25', '2406:daba:f000:10::/64']),
+      list('SATELLITE', 'TEST_SAT', ['34.35.16.128/25', 'garbage']),
+    ],
+    0,
+  );
   const at = (a: string) => table.find(parseIp(a)!);
 
   it('should give the type and provider of the list that holds the address', () => {

@@ -86,7 +86,12 @@ export function networkTypeOverride(lists: IntelList[], nowS: number): NetworkTy
       continue;
     }
     const owner = PUBLISHER_NETWORKS[list.provider];
-    const value = { type: list.kind as NetworkType, provider: list.provider, published_at: list.published_at, stale: age.state === 'stale' };
+    const value = {
+      type: list.kind as NetworkType,
+      provider: list.provider,
+      published_at: list.published_at,
+      stale: age.state === 'stale',
+    };
     const val = values.push(Object.freeze({ ...value, ...(owner ? { owner } : {}) })) - 1;
     for (const text of list.cidrs) {
       const r = parseCidr(text);
