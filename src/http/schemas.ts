@@ -216,7 +216,15 @@ export const DomainResult = Type.Object({
     top_subdomains: Type.Array(Type.Object({ subdomain: Type.String(), count: Type.Integer() })),
     top_ports: Type.Array(Type.Object({ port: Type.Integer(), count: Type.Integer() })),
     recent_events: Type.Array(
-      Type.Object({ timestamp: Type.Integer(), source_ip_masked: Type.String(), target_subdomain: Type.String(), port: Type.Integer() }),
+      Type.Object({
+        timestamp: Type.Integer(),
+        source_ip_masked: Type.String(),
+        target_subdomain: Type.String(),
+        port: Type.Integer(),
+        simulated: Type.Optional(
+          Type.Literal(true, { description: "present (true) only on events umbra's demo simulator made up; absent on real ones" }),
+        ),
+      }),
     ),
     unique_ips: Type.Optional(
       Type.Integer({ description: 'distinct source IPs in the 30-day window (exact up to 128 a day, else an estimate within about 5%)' }),

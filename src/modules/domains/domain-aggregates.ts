@@ -26,6 +26,8 @@ export interface HoneypotDomainEvent {
   sourceIp: string;
   asn?: number;
   country?: string;
+  /** The record was made up by umbra's demo simulator. */
+  simulated?: true;
 }
 
 export interface DomainAggregatesSize {
@@ -137,7 +139,9 @@ export class DomainAggregates implements DomainIntelSource {
       const minute = Math.floor(ts / MINUTE_MS);
       const oldestMinute = Math.floor(this.horizonMs / MINUTE_MS) - MINUTE_SPAN + 1;
       const target = e.subdomain ?? e.domain;
-      const recent: RecentEvent = { ts, ip: e.sourceIp, target, port: e.port };
+      const recent: RecentEvent = e.simulated
+        ? { ts, ip: e.sourceIp, target, port: e.port, simulated: true }
+        : { ts, ip: e.sourceIp, target, port: e.port };
       const ipHash = hashIp(e.sourceIp);
       for (; r; r = r.parent) {
         seen(r, ts);
@@ -312,7 +316,8 @@ function recentEvents(r: DomainRecord, firstDay: number, limit: number): DomainD
     const e = recent!.at(i);
     if (e.ts >= to) continue;
     if (e.ts < from) break;
-    out.push({ timestamp: Math.floor(e.ts / 1000), source_ip_masked: maskIp(e.ip), target_subdomain: e.target, port: e.port });
+    const event = { timestamp: Math.floor(e.ts / 1000), source_ip_masked: maskIp(e.ip), target_subdomain: e.target, port: e.port };
+    out.push(e.simulated ? { ...event, simulated: true } : event);
   }
   return out;
 }

@@ -26,6 +26,7 @@ export function domainFeedObserver(aggregates: DomainAggregates, lookup: SourceL
         sourceIp,
         asn: where?.asn || undefined,
         country: where?.country || undefined,
+        ...(record.simulated === true ? { simulated: true as const } : {}),
       });
     }
   };

@@ -8,8 +8,11 @@ export interface DomainData {
   time_series: Array<{ date: string; events: number }>;
   top_subdomains: Array<{ subdomain: string; count: number }>;
   top_ports: Array<{ port: number; count: number }>;
-  /** Newest first, capped by the request's limit. */
-  recent_events: Array<{ timestamp: number; source_ip_masked: string; target_subdomain: string; port: number }>;
+  /**
+   * Newest first, capped by the request's limit. `simulated` is present (true) only on events umbra's
+   * demo simulator made up, so demo traffic never passes for a real attacker's.
+   */
+  recent_events: Array<{ timestamp: number; source_ip_masked: string; target_subdomain: string; port: number; simulated?: true }>;
   // Extras beyond the contract's members; optional because a source may not keep them. Windows as above.
   /** Distinct source IPs in the 30-day window: exact up to 128 a day, else an estimate (about ±5%). */
   unique_ips?: number;

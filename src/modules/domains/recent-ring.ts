@@ -5,6 +5,8 @@ export interface RecentEvent {
   ip: string;
   target: string;
   port: number;
+  /** Only on records of the demo simulator. */
+  simulated?: true;
 }
 
 /**

@@ -190,6 +190,27 @@ describe('POST /internal/v1/ingest/{feed}', () => {
     assert.equal(d.recent_events[0].source_ip_masked.endsWith('.x'), true);
   });
 
+  it("should mark the demo simulator's events as simulated in recent_events, and only those", async (t) => {
+    const app = await buildTestApp(t, {}, { UMBRA_OPERATOR_TOKEN: TOKEN });
+    const { key } = await app.team();
+    const r = sampleRecords(app.clock.now());
+    const real = r.honeypot_http as Record<string, unknown> & { timestamp: number };
+    assert.equal((await post(app, 'honeypot_http', JSON.stringify(real))).json().accepted, 1);
+    // What the simulator does: its records go through the same ingestion, flagged as made up.
+    const { FEEDS: feeds } = await import('../../../src/modules/feeds/feed-catalog.ts');
+    const made = { ...real, timestamp: real.timestamp + 1_000, port: 8443 };
+    const summary = await app.services.ingest.ingest(feeds.honeypot_http, [[{ n: 1, value: made }]], { simulated: true });
+    assert.equal(summary.accepted, 1);
+    const res = await app.http.inject({ url: '/api/v4/lookup/domain/acme-logistics.com', headers: { 'x-api-key': key } });
+    assert.equal(res.statusCode, 200);
+    const events = res.json().data.recent_events;
+    assert.equal(events.length, 2);
+    assert.equal(events[0].port, 8443, 'newest first');
+    assert.equal(events[0].simulated, true);
+    assert.equal(events[1].port, real.port);
+    assert.equal('simulated' in events[1], false, 'a real event has no simulated member at all');
+  });
+
   it('should rebuild domain intelligence from the durable log after a restart', async (t) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'umbra-restart-'));
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));
