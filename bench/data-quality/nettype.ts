@@ -121,7 +121,8 @@ function labelled(
   let unknown = 0;
   let space = 0;
   let spaceRight = 0;
-  const misses: string[] = [];
+  const wrongType: string[] = [];
+  const untyped: string[] = [];
   for (const l of labels) {
     const v = verdict(l.asn, t.names.get(l.asn) ?? l.registered_name);
     const size = v4Space(t).get(l.asn) ?? 0;
@@ -129,17 +130,29 @@ function labelled(
     if (v.type === l.type) {
       right++;
       spaceRight += size;
-    } else {
-      if (v.type === 'UNKNOWN') unknown++;
-      misses.push(`AS${l.asn} ${v.type}≠${l.type}`);
-    }
+    } else if (v.type === 'UNKNOWN') {
+      unknown++;
+      untyped.push(`AS${l.asn} UNKNOWN≠${l.type}`);
+    } else wrongType.push(`AS${l.asn} ${v.type}≠${l.type}`);
   }
+  // A wrong type misleads, an UNKNOWN only says nothing: those misses come first. BENCH_DQ_MISSES=all lists every one.
+  const misses = [...wrongType, ...untyped];
+  const shown = process.env.BENCH_DQ_MISSES === 'all' ? misses.length : 8;
   return [
     {
       name: `network.type, ${what}`,
       sample: labels.length,
       right,
-      detail: `${((100 * spaceRight) / space).toFixed(1)} % right by IPv4 space; ${unknown} answered UNKNOWN, ${right} of the ${labels.length - unknown} typed answers right; misses: ${misses.slice(0, 8).join(', ')}${misses.length > 8 ? ', …' : ''}`,
+      detail: `${((100 * spaceRight) / space).toFixed(1)} % right by IPv4 space; ${unknown} answered UNKNOWN; misses: ${misses.slice(0, shown).join(', ')}${misses.length > shown ? ', …' : ''}`,
+    },
+    {
+      name: `network.type when it is not UNKNOWN, ${what.replace(/ \(.*$/, '')}`,
+      sample: labels.length - unknown,
+      right,
+      detail:
+        wrongType.length > 0
+          ? `typed wrong: ${wrongType.slice(0, shown).join(', ')}${wrongType.length > shown ? ', …' : ''}`
+          : 'no type answered wrong',
     },
   ];
 }
