@@ -50,6 +50,8 @@ describe('Distributed mode: a node killed with kill -9 mid-work', { timeout: 240
   // The snapshot poller: what it checked, and what it found wrong.
   const verified = new Set<string>();
   const wrong: string[] = [];
+  /** Lists answered, and of them 503s: a node whose PostgreSQL answers slowly says so rather than wait. */
+  const lists = { all: 0, unavailable: 0 };
   let polling = true;
   let poller: Promise<void> | undefined;
 
@@ -79,7 +81,11 @@ describe('Distributed mode: a node killed with kill -9 mid-work', { timeout: 240
     poller = (async () => {
       while (polling) {
         const { status, items } = await listSnapshots(b, key);
-        if (status !== 200) wrong.push(`the list answered ${status}`);
+        lists.all++;
+        // A 503 lists nothing, so it shows no partial snapshot; it comes when PostgreSQL does not answer
+        // within the statement deadline (1.5 s), as on a machine loaded far beyond CI. Counted, bounded below.
+        if (status === 503) lists.unavailable++;
+        else if (status !== 200) wrong.push(`the list answered ${status}`);
         for (const s of items) {
           const id = `${s.id}@${s.checksum}`;
           if (verified.has(id)) continue;
@@ -273,6 +279,9 @@ describe('Distributed mode: a node killed with kill -9 mid-work', { timeout: 240
     await sleep(1_000);
     assert.deepEqual(wrong, []);
     assert.ok(verified.size >= 5, `the poller checked ${verified.size} listed snapshot versions`);
-    t.diagnostic(`${verified.size} listed snapshot versions downloaded and checked against their checksums`);
+    assert.ok(lists.unavailable * 20 <= lists.all, `${lists.unavailable} of ${lists.all} lists answered 503`);
+    t.diagnostic(
+      `${verified.size} listed snapshot versions downloaded and checked against their checksums; ${lists.unavailable} of ${lists.all} lists answered 503`,
+    );
   });
 });
