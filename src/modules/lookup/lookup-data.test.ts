@@ -100,7 +100,8 @@ describe('LookupData', () => {
     assert.deepEqual(v.networkEvidence(ip('80.1.2.9')), {
       type: 'DATACENTER',
       source: 'list',
-      reason: 'the address is in the imported DATACENTER list of HOSTER (published 1970-01-01); the ASN data says RESIDENTIAL (curated consumer ISP)',
+      reason:
+        'the address is in the imported DATACENTER list of HOSTER (published 1970-01-01); the ASN data says RESIDENTIAL (curated consumer ISP)',
     });
     assert.deepEqual(v.networkEvidence(ip('80.1.4.1')), { type: 'RESIDENTIAL', source: 'asn', reason: 'curated consumer ISP' });
   });

@@ -289,8 +289,9 @@ describe('Per-team intelligence overlays', () => {
     const { OverlayService } = await import('../../../src/modules/intel/overlays/overlay-service.ts');
     const overlays = new OverlayService(app.stores.overlays, app.stores.accounts, app.clock);
     await overlays.add({ org: 'overlay-a', cidr: '203.0.113.0/24', category: 'botnet', action: 'deny' });
-    // The server polls the store (5 s by default, 20 ms here): wait for it, bounded.
-    const deadline = Date.now() + 2000;
+    // The server polls the store (5 s by default, 20 ms here): wait for it, bounded. Generously: on a
+    // machine at load 15 the poll timer fired only every 1.1-1.5 s, and a 2 s bound failed 1 run in 3.
+    const deadline = Date.now() + 10_000;
     let seen: { categories: string[] } | undefined;
     while (Date.now() < deadline) {
       seen = (await lookup(app, a.key, '203.0.113.77')).json().intelligence;
