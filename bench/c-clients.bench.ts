@@ -31,7 +31,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
-import { BENCH_SEED, routedAddresses, type AddressKind } from '../test/helpers/routed-addresses.ts';
+import { BENCH_SEED, routedAddresses, routedBatches, type AddressKind } from '../test/helpers/routed-addresses.ts';
 
 const num = (name: string, fallback: number) => {
   const v = process.env[name];
@@ -430,14 +430,9 @@ export async function benchCClients(): Promise<Record<string, number | string>> 
       files[kind] = join(dir, `${kind}.txt`);
       writeFileSync(files[kind], `${lists[kind]!.join('\n')}\n`);
     }
-    // Batches of 1,000: 800 IPv4 and 200 IPv6, interleaved 4 to 1, from the same lists.
+    // Batches of 1,000 random routed addresses (4 IPv4 to 1 IPv6), 100 of them sent in turn.
     const batchFile = join(dir, 'batches.txt');
-    const batches: string[] = [];
-    for (let b = 0; b < 100; b++) {
-      const ips: string[] = [];
-      for (let i = 0; i < 200; i++) ips.push(...lists.v4!.slice(b * 800 + i * 4, b * 800 + i * 4 + 4), lists.v6![b * 200 + i]!);
-      batches.push(JSON.stringify({ ips }));
-    }
+    const batches = routedBatches(100, SEED).map((ips) => JSON.stringify({ ips }));
     writeFileSync(batchFile, `${batches.join('\n')}\n`);
 
     const grpc: { umbra: H2Measured[]; grpcjs: H2Measured[]; http2: H2Measured[]; http: Measured[] } = {
