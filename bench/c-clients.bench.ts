@@ -57,7 +57,12 @@ const LIST_SIZE: Record<AddressKind, number> = { v4: 400_000, v6: 200_000, mixed
 const FIXED = '8.8.8.8';
 const ROOT = join(import.meta.dirname, '..');
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The middle value; of an even count the mean of the two middle ones (2 rounds must not report the better one). */
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
 const fix = (x: number, d = 3) => Number(x.toFixed(d));
 const load1 = () => loadavg()[0]!.toFixed(1);
 const round = (x: number) => Math.round(x).toLocaleString('en-US');
