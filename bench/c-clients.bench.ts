@@ -133,6 +133,24 @@ function rssMiB(pid: number | undefined, field = 'VmRSS'): number {
   return Number(m[1]) / 1024;
 }
 
+/** User + system CPU time of a process in ms, from /proc/<pid>/stat (fields 14 and 15, 100 ticks a second). */
+function cpuMs(pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * A load run with the server's CPU per request: on a shared machine the throughput of both sides
+ * swings with the neighbours, the CPU a request costs the server much less.
+ */
+async function timed<M extends Measured>(p: Proc, load: () => Promise<M>): Promise<M> {
+  const before = cpuMs(p.child.pid);
+  const m = await load();
+  m.cpuUs = ((cpuMs(p.child.pid) - before) * 1000) / m.requests;
+  return m;
+}
+
 /** Builds dist/ when it is missing or older than a source file: the figures are of the code in the tree. */
 function ensureBuild(): void {
   const newest = (dir: string): number => {
@@ -176,6 +194,8 @@ interface Measured {
   p50Ms: number;
   p99Ms: number;
   load: string;
+  /** The server's user + system CPU per request (µs), when measured with `timed`. */
+  cpuUs?: number;
 }
 
 async function wrk(bin: string, port: number, seconds: number, connections: number, script: string, args: string[]): Promise<Measured> {
@@ -342,20 +362,23 @@ async function httpWorkload(
   let bare: Proc | undefined;
   try {
     const key = umbra.info.key!;
-    const cold = await wrk(wrkBin, umbra.info.port, COLD, CONNECTIONS, 'lookup-list.lua', [key, file, '0']);
+    const cold = await timed(umbra, () => wrk(wrkBin, umbra.info.port, COLD, CONNECTIONS, 'lookup-list.lua', [key, file, '0']));
     // The bare server's body and headers are umbra's answer of median size to this workload.
     const answer = await sampleAnswer(umbra.info.port, key, sample);
-    bare = await start('bench/servers/bare-server.ts', [answer.body, JSON.stringify(answer.headers)]);
-    const coldBare = await wrk(wrkBin, bare.info.port, COLD, CONNECTIONS, 'lookup-list.lua', [key, file, '0']);
+    const baseline = await start('bench/servers/bare-server.ts', [answer.body, JSON.stringify(answer.headers)]);
+    bare = baseline;
+    const coldBare = await timed(baseline, () => wrk(wrkBin, baseline.info.port, COLD, CONNECTIONS, 'lookup-list.lua', [key, file, '0']));
     let at = cold.requests;
     let atBare = coldBare.requests;
     const warm: Measured[] = [];
     const warmBare: Measured[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      const u = await wrk(wrkBin, umbra.info.port, WARM, CONNECTIONS, 'lookup-list.lua', [key, file, String(at)]);
+      const u = await timed(umbra, () => wrk(wrkBin, umbra.info.port, WARM, CONNECTIONS, 'lookup-list.lua', [key, file, String(at)]));
       at += u.requests;
       warm.push(u);
-      const b = await wrk(wrkBin, bare.info.port, WARM, CONNECTIONS, 'lookup-list.lua', [key, file, String(atBare)]);
+      const b = await timed(baseline, () =>
+        wrk(wrkBin, baseline.info.port, WARM, CONNECTIONS, 'lookup-list.lua', [key, file, String(atBare)]),
+      );
       atBare += b.requests;
       warmBare.push(b);
     }
@@ -471,10 +494,12 @@ export async function benchCClients(): Promise<Record<string, number | string>> 
         await h2load(h2Bin, grpcjs.info.grpcPort!, 2, frameFile, undefined, answerBytes, dir);
         await h2load(h2Bin, http2.info.grpcPort!, 2, frameFile, undefined, answerBytes, dir);
         for (let r = 0; r < ROUNDS; r++) {
-          grpc.umbra.push(await h2load(h2Bin, umbra.info.grpcPort!, WARM, frameFile, key, answerBytes, dir));
-          grpc.grpcjs.push(await h2load(h2Bin, grpcjs.info.grpcPort!, WARM, frameFile, undefined, answerBytes, dir));
-          grpc.http2.push(await h2load(h2Bin, http2.info.grpcPort!, WARM, frameFile, undefined, answerBytes, dir));
-          grpc.http.push(await wrk(wrkBin, umbra.info.port, WARM, CONNECTIONS, 'lookup-list.lua', [key, files.fixed, '0']));
+          grpc.umbra.push(await timed(umbra, () => h2load(h2Bin, umbra.info.grpcPort!, WARM, frameFile, key, answerBytes, dir)));
+          grpc.grpcjs.push(await timed(grpcjs, () => h2load(h2Bin, grpcjs.info.grpcPort!, WARM, frameFile, undefined, answerBytes, dir)));
+          grpc.http2.push(await timed(http2, () => h2load(h2Bin, http2.info.grpcPort!, WARM, frameFile, undefined, answerBytes, dir)));
+          grpc.http.push(
+            await timed(umbra, () => wrk(wrkBin, umbra.info.port, WARM, CONNECTIONS, 'lookup-list.lua', [key, files.fixed, '0'])),
+          );
         }
       } finally {
         await stop(grpcjs);
@@ -489,7 +514,7 @@ export async function benchCClients(): Promise<Record<string, number | string>> 
       const text = await res.text();
       if (res.status !== 200) throw new Error(`batch answered ${res.status}: ${text.slice(0, 300)}`);
       await wrk(wrkBin, umbra.info.port, 2, BATCH_CONNECTIONS, 'lookup-batch.lua', [key, batchFile]);
-      batch = await wrk(wrkBin, umbra.info.port, WARM, BATCH_CONNECTIONS, 'lookup-batch.lua', [key, batchFile]);
+      batch = await timed(umbra, () => wrk(wrkBin, umbra.info.port, WARM, BATCH_CONNECTIONS, 'lookup-batch.lua', [key, batchFile]));
     };
 
     const figures: Partial<Record<Workload, WorkloadFigures>> = {};
@@ -501,6 +526,9 @@ export async function benchCClients(): Promise<Record<string, number | string>> 
 
     const rates = (ms: Measured[]) => ms.map((m) => round(m.rps)).join(' / ');
     const ratioOf = (a: Measured[], b: Measured[]) => fix(median(a.map((m, i) => m.rps / b[i]!.rps)));
+    const cpu = (ms: Measured[]) => fix(median(ms.map((m) => m.cpuUs!)), 1);
+    /** Baseline CPU per request over umbra's: the throughput ratio a CPU-bound server would reach. */
+    const cpuRatio = (a: Measured[], b: Measured[]) => fix(median(a.map((m, i) => b[i]!.cpuUs! / m.cpuUs!)));
     for (const w of WORKLOADS) {
       const f = figures[w]!;
       const name = { fixed: `fixed ${FIXED}`, v4: 'random IPv4', v6: 'random IPv6', mixed: 'mixed list' }[w];
@@ -512,11 +540,15 @@ export async function benchCClients(): Promise<Record<string, number | string>> 
         `${round(median(f.warm.map((m) => m.rps)))} vs ${round(median(f.warmBare.map((m) => m.rps)))} ` +
         `(rounds ${rates(f.warm)} vs ${rates(f.warmBare)}; load ${f.warm.map((m) => m.load).join(', ')})`;
       out[`HTTP ${name} warm: ratio${w === 'v4' ? ' (target >= 0.7)' : ''}`] = ratioOf(f.warm, f.warmBare);
+      out[`HTTP ${name}: server CPU us/request umbra vs bare`] =
+        `cold ${fix(f.cold.cpuUs!, 1)} vs ${fix(f.coldBare.cpuUs!, 1)} (${cpuRatio([f.cold], [f.coldBare])}), ` +
+        `warm ${cpu(f.warm)} vs ${cpu(f.warmBare)} (${cpuRatio(f.warm, f.warmBare)})`;
     }
     if (batch) {
       out['batch 1000: addresses/s (target >= 1 M)'] =
         `${round(batch.rps * 1000)} (${round(batch.rps)} batches/s, wrk -c${BATCH_CONNECTIONS})`;
       out['batch 1000: p50 / p99 ms (target p50 < 2)'] = `${fix(batch.p50Ms, 2)} / ${fix(batch.p99Ms, 2)}`;
+      out['batch 1000: server CPU us/address'] = fix(batch.cpuUs! / 1000, 2);
     }
     if (grpc.umbra.length > 0) {
       const g = grpc.umbra;
@@ -526,10 +558,13 @@ export async function benchCClients(): Promise<Record<string, number | string>> 
         `(rounds ${rates(g)}; ${rates(grpc.grpcjs)}; ${rates(grpc.http2)})`;
       out['gRPC LookupIP p50 / p99 ms: umbra'] = `${fix(median(g.map((m) => m.p50Ms)), 2)} / ${fix(median(g.map((m) => m.p99Ms)), 2)}`;
       out['gRPC umbra / bare grpc-js (target >= 0.8)'] = ratioOf(g, grpc.grpcjs);
+      out['gRPC server CPU us/call: umbra, grpc-js, node:http2'] =
+        `${cpu(g)}, ${cpu(grpc.grpcjs)}, ${cpu(grpc.http2)} (CPU ratio to grpc-js ${cpuRatio(g, grpc.grpcjs)})`;
       out['gRPC umbra / bare node:http2'] = ratioOf(g, grpc.http2);
       out['gRPC bare grpc-js / bare node:http2'] = ratioOf(grpc.grpcjs, grpc.http2);
       out[`HTTP GET ${FIXED} req/s in the same rounds`] = `${round(median(grpc.http.map((m) => m.rps)))} (rounds ${rates(grpc.http)})`;
       out['gRPC LookupIP / HTTP lookup (target >= 0.5)'] = ratioOf(g, grpc.http);
+      out['HTTP GET in the same rounds: server CPU us/request'] = `${cpu(grpc.http)} (CPU ratio gRPC / HTTP ${cpuRatio(g, grpc.http)})`;
     }
     out['load at end'] = load1();
     return out;
