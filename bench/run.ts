@@ -1,4 +1,5 @@
 // `npm run bench`: every benchmark, each reported against a baseline measured in the same run.
+import { benchCClients } from './c-clients.bench.ts';
 import { benchHttpLookup } from './http-lookup.bench.ts';
 import { benchGrpc } from './grpc.bench.ts';
 import { benchIntelIndex } from './intel-index.bench.ts';
@@ -15,9 +16,12 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'intel index (in-process, one core)': benchIntelIndex,
   'intelligence engine (in-process, one core)': benchIntelEngine,
   'intel index vs MMDB reader (in-process, one core)': benchIntelMmdb,
-  'HTTP lookups (127.0.0.1)': () => benchHttpLookup(),
+  // The lookup ratios the README reports: wrk and h2load, each in a process of its own.
+  'C clients: HTTP and gRPC lookups (127.0.0.1)': benchCClients,
+  // The same lookups driven by JavaScript clients, which saturate before the baselines do: extra figures.
+  'JS clients: HTTP lookups, autocannon (127.0.0.1)': () => benchHttpLookup(),
   'dataset swap under lookup load (127.0.0.1)': () => benchDatasetSwap(),
-  'gRPC mirror: lookups and streams vs HTTP (127.0.0.1)': () => benchGrpc(),
+  'JS clients: gRPC mirror, lookups and streams vs HTTP (127.0.0.1)': () => benchGrpc(),
   'feed ingestion into the durable log (in-process)': benchIngestion,
   'feed stream fan-out (127.0.0.1)': () => benchFanOut(),
   'parquet exports (in-process)': benchExports,
@@ -30,5 +34,5 @@ for (const [name, run] of Object.entries(suites)) {
   const started = Date.now();
   const figures = await run();
   console.log(`\n## ${name} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
-  for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(44)} ${v}`);
+  for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(52)} ${v}`);
 }

@@ -11,6 +11,9 @@ import { buildTestApp, type TestApp } from '../../helpers/build-test-app.ts';
 import { sampleRecords } from '../../helpers/feed-fixtures.ts';
 import { dropNulls, grpcClient, grpcToJson, type GrpcTestClient } from '../../helpers/grpc-client.ts';
 import { exportJobsFor } from '../../helpers/export-jobs.ts';
+import { loadDataset } from '../../../src/modules/dataset/dataset-reader.ts';
+import { routedAddresses, routedBatches } from '../../helpers/routed-addresses.ts';
+import { ensureRealDataset } from '../../helpers/test-dataset.ts';
 
 const H = 3_600_000;
 // The test clock's start: 2026-11-22 12:00 UTC.
@@ -344,5 +347,45 @@ describe('HTTP and gRPC parity', () => {
     assert.equal(Number(g.trailers['x-credits-remaining']), before - 90, 'a batch of 100 costs 90');
     const me = await client.unary('GetAccountInfo', {}, keys.key);
     assert.equal(me.value.lookup_quota.credits, before - 90);
+  });
+
+  it('should answer the C-client bench sample alike over HTTP and gRPC, on the real dataset', async (t) => {
+    // A prefix of the lists `npm run bench -- "C clients"` sends (same generator, same seed), and its
+    // first batch: HTTP over a real socket (the lookup fast path, as the bench's wrk meets it) against
+    // LookupIP and LookupIPs.
+    const app = await buildTestApp(t, { dataset: loadDataset(await ensureRealDataset()) });
+    const port = await app.grpc.listen('127.0.0.1', 0);
+    const client = grpcClient(port);
+    t.after(() => client.close());
+    await app.http.listen({ port: 0, host: '127.0.0.1' });
+    const origin = `http://127.0.0.1:${(app.http.server.address() as { port: number }).port}/api/v4`;
+    const { key, orgId } = await app.team({ credits: 1_000_000 });
+    await app.services.admin.setLimit(orgId, 'lookup', { rate: 1e6, burst: 1e6 });
+    const sample = ['8.8.8.8', ...routedAddresses('v4', 300), ...routedAddresses('v6', 150), ...routedAddresses('mixed', 150)];
+    let located = 0;
+    for (const ip of sample) {
+      const res = await fetch(`${origin}/lookup/ip/${ip}`, { headers: { 'x-api-key': key } });
+      const http = (await res.json()) as { location?: { country?: string } };
+      assert.equal(res.status, 200, `${ip}: ${JSON.stringify(http)}`);
+      const g = await client.unary('LookupIP', { ip_address: ip }, key);
+      assert.equal(g.error, undefined, `${ip}: ${g.error?.details}`);
+      assert.deepEqual(dropNulls(grpcToJson(g.value)), dropNulls(http), ip);
+      if (http.location?.country) located++;
+    }
+    // The comparison is only worth something over real records: most announced ranges have a country.
+    assert.ok(located > sample.length / 2, `${located} of ${sample.length} located`);
+
+    const [ips] = routedBatches(1);
+    const res = await fetch(`${origin}/lookup/ips`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ ips }),
+    });
+    const http = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(http).slice(0, 300));
+    const g = await client.unary('LookupIPs', { ips }, key);
+    assert.equal(g.error, undefined, g.error?.details);
+    assert.deepEqual(dropNulls(grpcToJson(g.value)), dropNulls(http));
+    assert.equal(ips!.length, 1000);
   });
 });
