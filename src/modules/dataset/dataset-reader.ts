@@ -335,7 +335,7 @@ export function prepareIndexes(
       memory?.direct,
       memory?.pace,
     ),
-    v6: index6(s.v6Starts as Uint32Array, undefined, memory?.v6),
+    v6: index6(s.v6Starts as Uint32Array, undefined, memory?.v6, memory?.pace.pause),
   };
 }
 

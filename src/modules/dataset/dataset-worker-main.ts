@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads';
 import { decodeDataset } from './dataset-format.ts';
 import { BLOCK_INDEX4_WORDS } from './range-table.ts';
 import { prepareIndexes, samePages } from './dataset-reader.ts';
-import { arenaIndex6, type WorkerLoaded, type WorkerPrefault, type WorkerRequest } from './dataset-loader.ts';
+import { arenaIndex6, type WorkerLoaded, type WorkerRequest } from './dataset-loader.ts';
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /** Blocks this thread (never the event loop) for `ms`. */
@@ -13,7 +13,9 @@ const pause = (ms: number) => Atomics.wait(sleeper, 0, 0, ms);
 /**
  * Memory is taken in steps of STEP bytes with a pause after each: first touching 280 MB at once means
  * a storm of page faults, which holds the process's memory map lock that the server thread's own
- * allocations wait for (measured: requests slowed to 5-10 ms for a quarter of a second).
+ * allocations wait for (measured: requests slowed to 5-10 ms for a quarter of a second). The spare
+ * arena is first touched by the first swap's load (not at start), so every write of a fresh arena
+ * here is paced: the file's bytes (readInto), the IPv4 index (touch) and the IPv6 index (index6).
  */
 const STEP = 2 << 20;
 const PAUSE_MS = 2;
@@ -66,16 +68,7 @@ function yieldCpu(): void {
 
 yieldCpu();
 // One load per request message; the thread stays (started with the server, so a swap pays no start-up).
-parentPort!.on('message', (request: WorkerRequest | WorkerPrefault) => {
-  if ('prefault' in request) {
-    try {
-      for (const [from, to] of request.ranges) touch(new Uint8Array(request.prefault, from, to - from));
-      parentPort!.postMessage({ id: request.id, prefaulted: true });
-    } catch (e) {
-      parentPort!.postMessage({ id: request.id, error: (e as Error).message });
-    }
-    return;
-  }
+parentPort!.on('message', (request: WorkerRequest) => {
   const { id, file, arena, v6At, v6Words, directAt, fresh, previous } = request;
   try {
     const size = readInto(file, new Uint8Array(arena, 0, v6At));

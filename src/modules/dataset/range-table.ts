@@ -203,9 +203,10 @@ export function index6Words(ranges: number, heavy = 4096): number {
 /**
  * The IPv6 index over `starts` (4 words per range). With `memory` (index6Words long at most), the
  * index is written there, memory that was set aside once (DatasetLoader's arenas), instead of into
- * new buffers.
+ * new buffers. `pause`, when given, is called after every 2 MiB of second-level index written: a
+ * loader thread writing into memory never touched before spreads its page faults (dataset-worker-main.ts).
  */
-export function index6(starts: Uint32Array, heavy = 4096, memory?: Uint32Array): Index6 {
+export function index6(starts: Uint32Array, heavy = 4096, memory?: Uint32Array, pause?: () => void): Index6 {
   const top = topIndex(starts, 4, TOP_BITS, memory?.subarray(0, 2 ** TOP_BITS + 1));
   const subOf = memory
     ? new Int32Array(memory.buffer, memory.byteOffset + (2 ** TOP_BITS + 1) * 4, 2 ** TOP_BITS)
@@ -224,6 +225,7 @@ export function index6(starts: Uint32Array, heavy = 4096, memory?: Uint32Array):
       while (i < end && (starts[i * 4]! & 0xffff) < m) i++;
       sub[k * SUB + m] = i;
     }
+    if (pause && k % 8 === 7) pause();
   });
   return { top, subOf, sub };
 }
