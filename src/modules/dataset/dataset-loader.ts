@@ -33,7 +33,7 @@ export interface WorkerRequest extends ArenaLayout {
   id: number;
   file: string;
   arena: SharedArrayBuffer;
-  /** No load has used this arena yet: its memory is touched for the first time (page faults). */
+  /** No load has used this arena yet: its memory is all zero and touched for the first time (page faults). */
   fresh: boolean;
   previous?: { arena: SharedArrayBuffer; size: number };
 }
@@ -157,7 +157,7 @@ export class DatasetLoader {
   }
 
   private readonly layouts: Array<ArenaLayout | undefined> = [undefined, undefined];
-  /** Whether a load has filled arenas[k] (its memory is resident). */
+  /** Whether a load has written into arenas[k] (its memory is no longer all zero, and resident). */
   private readonly used = [false, false];
 
   private arena(k: number, need: { fileBytes: number; v6Words: number }): { arena: SharedArrayBuffer; layout: ArenaLayout } {
@@ -195,11 +195,13 @@ export class DatasetLoader {
     const k = 1 - this.current;
     const { arena, layout } = this.arena(k, needs(file));
     const previous = this.last ? { arena: this.arenas[this.current]!, size: this.last.size } : undefined;
+    const fresh = !this.used[k];
+    // No longer known to be zero once a load wrote into it, even a load that then fails.
+    this.used[k] = true;
     const loaded = await new Promise<Loaded>((resolve, reject) => {
       this.waiting.set(id, { file, arena, layout, resolve, reject });
-      this.worker!.postMessage({ id, file, arena, ...layout, fresh: !this.used[k], previous } satisfies WorkerRequest);
+      this.worker!.postMessage({ id, file, arena, ...layout, fresh, previous } satisfies WorkerRequest);
     });
-    this.used[k] = true;
     this.current = k;
     this.last = loaded;
     return loaded.dataset;

@@ -15,7 +15,7 @@ const pause = (ms: number) => Atomics.wait(sleeper, 0, 0, ms);
  * a storm of page faults, which holds the process's memory map lock that the server thread's own
  * allocations wait for (measured: requests slowed to 5-10 ms for a quarter of a second). The spare
  * arena is first touched by the first swap's load (not at start), so every write of a fresh arena
- * here is paced: the file's bytes (readInto), the IPv4 index (touch) and the IPv6 index (index6).
+ * here is paced: the file's bytes (readInto), the IPv4 index (blockIndex4) and the IPv6 index (index6).
  */
 const STEP = 2 << 20;
 const PAUSE_MS = 2;
@@ -42,16 +42,6 @@ function readInto(file: string, into: Uint8Array): number {
   }
 }
 
-/** Zeroes `memory` in steps with a pause after each (its pages touched gently), and returns it. */
-function touch<T extends Int32Array | Uint8Array>(memory: T): T {
-  const step = STEP / memory.BYTES_PER_ELEMENT;
-  for (let at = 0; at < memory.length; at += step) {
-    memory.fill(0, at, Math.min(memory.length, at + step));
-    pause(PAUSE_MS);
-  }
-  return memory;
-}
-
 /**
  * Lowest CPU priority for this thread only (Linux: setpriority on the thread id), so on a busy machine
  * the load takes longer instead of taking CPU from the thread that answers requests. Elsewhere, or
@@ -74,9 +64,11 @@ parentPort!.on('message', (request: WorkerRequest) => {
     const size = readInto(file, new Uint8Array(arena, 0, v6At));
     const { header, sections } = decodeDataset(Buffer.from(arena, 0, size), file);
     const direct = new Int32Array(arena, directAt, BLOCK_INDEX4_WORDS);
-    // Every entry of the index is written; the zeroing only touches fresh memory gently first.
+    // Over a previous load's index every entry is written; fresh memory is zero, and blocks in no
+    // range are left untouched there (no RAM for them).
     const { v6 } = prepareIndexes(sections, {
-      direct: fresh ? touch(direct) : direct,
+      direct,
+      zeroed: fresh,
       v6: new Uint32Array(arena, v6At, v6Words),
       pace: { blocks: STEP / 8, pause: () => pause(PAUSE_MS) },
     });
