@@ -87,8 +87,8 @@ function needs(file: string): { fileBytes: number; v6Words: number } {
  * The spare arena costs no RAM until the first swap: nothing touches it before a load does, and
  * that load touches it in the loader thread, in paced steps (dataset-worker-main.ts), so the page
  * faults happen there and the event loop only reads pages the loader already wrote. Making it
- * resident at start instead held about 280 MiB more from start to the first rebuild, which the
- * first swap did not need (measured: docs/intelligence.md).
+ * resident at start instead held about 280 MiB more from start to the first rebuild, to spare that
+ * one swap its paced page faults (figures: docs/intelligence.md).
  */
 export class DatasetLoader {
   private worker: Worker | undefined;
