@@ -91,6 +91,12 @@ export async function benchDatasetSwap(connections = 32, ratePerSec = 4_000): Pr
     };
     client.send({ port: info.port, key: info.key, ips, connections, ratePerSec, warmMs: 3_000 } satisfies LoadClientStart);
     if (!(await fromClient((m) => m.started === true, 60_000))) throw new Error('the load client did not start');
+    const rss = () =>
+      existsSync(`/proc/${child.pid}/status`)
+        ? (Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024).toFixed(0)
+        : 'n/a (no /proc)';
+    // Warmed up and serving, before any swap: one dataset's memory (the spare arena is not touched yet).
+    const residentBefore = rss();
     const swaps: Array<{ controlFrom?: number; quietFrom: number; signalled: number; swappedAt: number }> = [];
     for (const k of [1, 2]) {
       // The rebuilt file is prepared first (writing 150 MB would hold this client's loop) and renamed
@@ -110,8 +116,7 @@ export async function benchDatasetSwap(connections = 32, ratePerSec = 4_000): Pr
       swaps.push({ controlFrom: k === 1 ? quietFrom - 3_000 : undefined, quietFrom, signalled, swappedAt: swapped.at });
       await sleep(1_500);
     }
-    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
-    const residentMb = existsSync(`/proc/${child.pid}/status`) ? rss().toFixed(0) : 'n/a (no /proc)';
+    const residentAfter = rss();
     client.send({ stop: true });
     const got = await fromClient<LoadClientSamples>((m) => m.ms instanceof Float64Array, 60_000);
     if (!got) throw new Error('the load client did not answer');
@@ -141,7 +146,7 @@ export async function benchDatasetSwap(connections = 32, ratePerSec = 4_000): Pr
     const figures: Record<string, number | string> = {
       'requests in the load': samples.length,
       'failed requests (any window)': samples.filter((s) => s.status !== 200).length,
-      'server resident memory after the swaps (MB)': residentMb,
+      'server resident memory before / after the swaps (MiB)': `${residentBefore} / ${residentAfter}`,
     };
     swaps.forEach(({ controlFrom, quietFrom, signalled, swappedAt }, i) => {
       if (controlFrom !== undefined)

@@ -33,7 +33,7 @@ export interface WorkerRequest extends ArenaLayout {
   id: number;
   file: string;
   arena: SharedArrayBuffer;
-  /** No load has used this arena yet: its memory is touched for the first time (page faults). */
+  /** No load has used this arena yet: its memory is all zero and touched for the first time (page faults). */
   fresh: boolean;
   previous?: { arena: SharedArrayBuffer; size: number };
 }
@@ -43,13 +43,6 @@ interface Loaded {
   dataset: LoadedDataset;
   size: number;
   v6: ArenaIndex6;
-}
-
-/** A request to the worker to touch the pages of an arena's byte ranges [from, to) (DatasetLoader.prefaultSpare). */
-export interface WorkerPrefault {
-  id: number;
-  prefault: SharedArrayBuffer;
-  ranges: Array<[number, number]>;
 }
 
 /** [byte offset, length] of each index array in `arena`. */
@@ -90,6 +83,12 @@ function needs(file: string): { fileBytes: number; v6Words: number } {
  * reused memory needs no page faults either. So a dataset from this loader is only valid until the
  * next load but one: callers swap it in and drop the previous one, and lookups use a dataset only
  * synchronously (LookupService takes its view inside the charged work, never across an await).
+ *
+ * The spare arena costs no RAM until the first swap: nothing touches it before a load does, and
+ * that load touches it in the loader thread, in paced steps (dataset-worker-main.ts), so the page
+ * faults happen there and the event loop only reads pages the loader already wrote. Making it
+ * resident at start instead held about 280 MiB more from start to the first rebuild, to spare that
+ * one swap its paced page faults (figures: docs/intelligence.md).
  */
 export class DatasetLoader {
   private worker: Worker | undefined;
@@ -100,7 +99,7 @@ export class DatasetLoader {
       file: string;
       arena: SharedArrayBuffer;
       layout: ArenaLayout;
-      resolve: (loaded: Loaded | undefined) => void;
+      resolve: (loaded: Loaded) => void;
       reject: (e: Error) => void;
     }
   >();
@@ -114,12 +113,11 @@ export class DatasetLoader {
     if (this.worker) return;
     const worker = new Worker(WORKER_ENTRY);
     worker.unref();
-    worker.on('message', (m: { id: number; loaded?: WorkerLoaded; prefaulted?: true; error?: string }) => {
+    worker.on('message', (m: { id: number; loaded?: WorkerLoaded; error?: string }) => {
       const w = this.waiting.get(m.id);
       if (!w) return;
       this.waiting.delete(m.id);
       if (m.error !== undefined) return w.reject(new Error(m.error));
-      if (m.prefaulted) return w.resolve(undefined);
       if (!m.loaded) return w.reject(new Error('dataset loader answered nothing'));
       try {
         const l = m.loaded;
@@ -150,7 +148,8 @@ export class DatasetLoader {
 
   /**
    * Makes both arenas now, big enough for `file` (with room to grow), so that no swap registers new
-   * memory with V8 (call at start, before serving). Untouched arena memory costs no RAM.
+   * memory with V8 (call at start, before serving). Untouched arena memory costs no RAM: the spare
+   * arena becomes resident only when the first swap loads into it.
    */
   reserve(file: string): void {
     const need = needs(file);
@@ -158,7 +157,7 @@ export class DatasetLoader {
   }
 
   private readonly layouts: Array<ArenaLayout | undefined> = [undefined, undefined];
-  /** Whether a load has filled arenas[k] (its memory is resident). */
+  /** Whether a load has written into arenas[k] (its memory is no longer all zero, and resident). */
   private readonly used = [false, false];
 
   private arena(k: number, need: { fileBytes: number; v6Words: number }): { arena: SharedArrayBuffer; layout: ArenaLayout } {
@@ -178,38 +177,9 @@ export class DatasetLoader {
 
   private queue: Promise<unknown> = Promise.resolve();
 
-  /**
-   * Touches the spare arena (the one the next load will fill) now, in the loader thread and in paced
-   * steps: its 280 MB become resident at start rather than at the first swap, whose page faults would
-   * otherwise slow requests (and an undersized machine fails at start, not at the first rebuild).
-   * Queued with the loads; a no-op once both arenas were used. Resolves when done.
-   */
-  prefaultSpare(): Promise<void> {
-    const run = this.queue.then(() => this.prefaultNow());
-    this.queue = run.catch(() => {});
-    return run;
-  }
-
-  private async prefaultNow(): Promise<void> {
-    const k = 1 - this.current;
-    const arena = this.arenas[k];
-    const layout = this.layouts[k];
-    if (!arena || !layout || this.used[k] || !this.last) return;
-    this.start();
-    // What a load of the current dataset would touch: its file's bytes, its IPv6 index, the IPv4 index (not the room to grow).
-    const v6 = this.last.v6;
-    const v6Bytes = v6.sub[0] + v6.sub[1] * 4 - v6.top[0];
-    const ranges: Array<[number, number]> = [
-      [0, Math.min(this.last.size, layout.v6At)],
-      [layout.v6At, layout.v6At + Math.min(v6Bytes, layout.v6Words * 4)],
-      [layout.directAt, arena.byteLength],
-    ];
-    const id = ++this.next;
-    await new Promise<void>((resolve, reject) => {
-      this.waiting.set(id, { file: '', arena, layout, resolve: () => resolve(), reject });
-      this.worker!.postMessage({ id, prefault: arena, ranges } satisfies WorkerPrefault);
-    });
-    this.used[k] = true;
+  /** Resolves once every load asked for so far has ended (loaded or failed). */
+  idle(): Promise<void> {
+    return this.queue.then(() => undefined);
   }
 
   /** Loads run one at a time: each writes into the arena the current dataset does not use. */
@@ -225,17 +195,13 @@ export class DatasetLoader {
     const k = 1 - this.current;
     const { arena, layout } = this.arena(k, needs(file));
     const previous = this.last ? { arena: this.arenas[this.current]!, size: this.last.size } : undefined;
-    const loaded = await new Promise<Loaded>((resolve, reject) => {
-      this.waiting.set(id, {
-        file,
-        arena,
-        layout,
-        resolve: (l) => (l ? resolve(l) : reject(new Error('dataset loader answered nothing'))),
-        reject,
-      });
-      this.worker!.postMessage({ id, file, arena, ...layout, fresh: !this.used[k], previous } satisfies WorkerRequest);
-    });
+    const fresh = !this.used[k];
+    // No longer known to be zero once a load wrote into it, even a load that then fails.
     this.used[k] = true;
+    const loaded = await new Promise<Loaded>((resolve, reject) => {
+      this.waiting.set(id, { file, arena, layout, resolve, reject });
+      this.worker!.postMessage({ id, file, arena, ...layout, fresh, previous } satisfies WorkerRequest);
+    });
     this.current = k;
     this.last = loaded;
     return loaded.dataset;

@@ -214,8 +214,9 @@ export class LoadedDataset implements LoadedIpDataset {
     if (last[0] === key) return last;
     const d = this.v4Direct;
     const h = (ip >>> 8) * 2;
-    let net = d[h]!;
-    let loc = d[h + 1]!;
+    // Stored plus one (blockIndex4), so that blocks in no range can stay untouched zero pages.
+    let net = d[h]! - 1;
+    let loc = d[h + 1]! - 1;
     if (net === SPLIT) {
       const p = this.v4Segs[findSegment4(this.v4Starts, loc, ip)]! * 2;
       net = this.pairs[p]! | 0;
@@ -323,10 +324,14 @@ export interface PreparedIndexes {
   v6: Index6;
 }
 
-/** `direct`: memory for the IPv4 block index (BLOCK_INDEX4_WORDS words, zeroed), when the caller prepared it. */
+/**
+ * `memory`: where to write the indexes (the IPv4 block index: BLOCK_INDEX4_WORDS words), when the
+ * caller set it aside; `zeroed` when no load has written there yet (blocks in no range are then left
+ * untouched, see blockIndex4).
+ */
 export function prepareIndexes(
   s: Sections,
-  memory?: { direct: Int32Array; v6: Uint32Array; pace: { blocks: number; pause: () => void } },
+  memory?: { direct: Int32Array; zeroed: boolean; v6: Uint32Array; pace: { blocks: number; pause: () => void } },
 ): PreparedIndexes {
   return {
     direct: blockIndex4(
@@ -334,8 +339,9 @@ export function prepareIndexes(
       s.pairs as Uint32Array,
       memory?.direct,
       memory?.pace,
+      memory?.zeroed,
     ),
-    v6: index6(s.v6Starts as Uint32Array, undefined, memory?.v6),
+    v6: index6(s.v6Starts as Uint32Array, undefined, memory?.v6, memory?.pace.pause),
   };
 }
 

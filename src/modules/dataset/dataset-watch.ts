@@ -66,14 +66,11 @@ export class DatasetWatch implements Lifecycle {
   }
 
   async start(): Promise<void> {
-    const { file, logger } = this.o;
+    const { file } = this.o;
     this.loader.start();
-    // Both arenas now, before serving: no later swap hands V8 new memory to account for.
+    // Both arenas now, before serving: no later swap hands V8 new memory to account for. The spare
+    // one stays untouched (no RAM) until a rebuilt file is loaded into it (DatasetLoader).
     this.loader.reserve(file);
-    // The spare arena made resident now, in the background: the first swap then costs what later ones do.
-    this.loader
-      .prefaultSpare()
-      .catch((e: Error) => logger.error({ file, err: e.message }, 'could not prepare the memory for the next IP dataset load'));
     // The dataset `data` holds was loaded from this file: remember its identity without loading it again.
     await this.watcher.assume(await this.identity());
     this.watcher.start(this.o.intervalMs);

@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads';
 import { decodeDataset } from './dataset-format.ts';
 import { BLOCK_INDEX4_WORDS } from './range-table.ts';
 import { prepareIndexes, samePages } from './dataset-reader.ts';
-import { arenaIndex6, type WorkerLoaded, type WorkerPrefault, type WorkerRequest } from './dataset-loader.ts';
+import { arenaIndex6, type WorkerLoaded, type WorkerRequest } from './dataset-loader.ts';
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 /** Blocks this thread (never the event loop) for `ms`. */
@@ -13,7 +13,9 @@ const pause = (ms: number) => Atomics.wait(sleeper, 0, 0, ms);
 /**
  * Memory is taken in steps of STEP bytes with a pause after each: first touching 280 MB at once means
  * a storm of page faults, which holds the process's memory map lock that the server thread's own
- * allocations wait for (measured: requests slowed to 5-10 ms for a quarter of a second).
+ * allocations wait for (measured: requests slowed to 5-10 ms for a quarter of a second). The spare
+ * arena is first touched by the first swap's load (not at start), so every write of a fresh arena
+ * here is paced: the file's bytes (readInto), the IPv4 index (blockIndex4) and the IPv6 index (index6).
  */
 const STEP = 2 << 20;
 const PAUSE_MS = 2;
@@ -40,16 +42,6 @@ function readInto(file: string, into: Uint8Array): number {
   }
 }
 
-/** Zeroes `memory` in steps with a pause after each (its pages touched gently), and returns it. */
-function touch<T extends Int32Array | Uint8Array>(memory: T): T {
-  const step = STEP / memory.BYTES_PER_ELEMENT;
-  for (let at = 0; at < memory.length; at += step) {
-    memory.fill(0, at, Math.min(memory.length, at + step));
-    pause(PAUSE_MS);
-  }
-  return memory;
-}
-
 /**
  * Lowest CPU priority for this thread only (Linux: setpriority on the thread id), so on a busy machine
  * the load takes longer instead of taking CPU from the thread that answers requests. Elsewhere, or
@@ -66,24 +58,17 @@ function yieldCpu(): void {
 
 yieldCpu();
 // One load per request message; the thread stays (started with the server, so a swap pays no start-up).
-parentPort!.on('message', (request: WorkerRequest | WorkerPrefault) => {
-  if ('prefault' in request) {
-    try {
-      for (const [from, to] of request.ranges) touch(new Uint8Array(request.prefault, from, to - from));
-      parentPort!.postMessage({ id: request.id, prefaulted: true });
-    } catch (e) {
-      parentPort!.postMessage({ id: request.id, error: (e as Error).message });
-    }
-    return;
-  }
+parentPort!.on('message', (request: WorkerRequest) => {
   const { id, file, arena, v6At, v6Words, directAt, fresh, previous } = request;
   try {
     const size = readInto(file, new Uint8Array(arena, 0, v6At));
     const { header, sections } = decodeDataset(Buffer.from(arena, 0, size), file);
     const direct = new Int32Array(arena, directAt, BLOCK_INDEX4_WORDS);
-    // Every entry of the index is written; the zeroing only touches fresh memory gently first.
+    // Over a previous load's index every entry is written; fresh memory is zero, and blocks in no
+    // range are left untouched there (no RAM for them).
     const { v6 } = prepareIndexes(sections, {
-      direct: fresh ? touch(direct) : direct,
+      direct,
+      zeroed: fresh,
       v6: new Uint32Array(arena, v6At, v6Words),
       pace: { blocks: STEP / 8, pause: () => pause(PAUSE_MS) },
     });

@@ -103,7 +103,7 @@ function checkMerged4(
       assert.deepEqual([pw[2 * p]! | 0, pw[2 * p + 1]! | 0], want, `merged table at ${ip}`);
     // The block index as the loader reads it.
     const h = ip >>> 8;
-    let got = [direct[2 * h]!, direct[2 * h + 1]!];
+    let got = [direct[2 * h]! - 1, direct[2 * h + 1]! - 1];
     if (got[0] === SPLIT) {
       const q = merged.segs[findSegment4(merged.starts, got[1]!, ip)]!;
       got = [pw[2 * q]! | 0, pw[2 * q + 1]! | 0];
