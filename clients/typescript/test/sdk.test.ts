@@ -38,7 +38,7 @@ async function rawServer(answer: string | undefined): Promise<{ port: number; re
 describe('@umbra/client against a real umbra server', () => {
   let u: UmbraUnderTest;
   let client: UmbraClient;
-  let keys: { basic: string; poor: string; tight: string; billing: string };
+  let keys: { basic: string; poor: string; tight: string; billing: string; streamy: string };
   const dir = mkdtempSync(join(tmpdir(), 'umbra-client-files-'));
   // The server, its data dir and the relay, undone last-made first when the suite ends.
   const cleanups: Array<() => unknown> = [];
@@ -55,7 +55,10 @@ describe('@umbra/client against a real umbra server', () => {
         poor: team('poor', 1, 'BASIC'),
         tight: team('tight', 1000, 'BASIC'),
         billing: team('billing', 10_000, 'BASIC'),
+        streamy: team('streamy', 0, 'PROXY_FIREHOSE'),
       };
+      // One stream opening per 100 s: the second opening is a 429 with Retry-After.
+      admin('limits', 'set', '--org', 'streamy', '--bucket', 'stream', '--rate', '0.01', '--burst', '1');
       admin('limits', 'set', '--org', 'tight', '--bucket', 'account', '--rate', '0.01', '--burst', '1');
     });
     client = new UmbraClient({ apiKey: u.demoKey, baseUrl: u.origin });
@@ -268,6 +271,33 @@ describe('@umbra/client against a real umbra server', () => {
     await assert.rejects(async () => {
       for await (const _ of basic.stream('proxies')) break;
     }, PermissionDeniedError);
+  });
+
+  it('should reconnect a stream after failures with the backoff, honouring Retry-After, and give up after maxAttempts', async () => {
+    const clock = recordingClock();
+    const streamy = new UmbraClient({ apiKey: keys.streamy, baseUrl: u.origin, clock, retry: { maxAttempts: 5 } });
+    for await (const _ of streamy.stream('proxies')) break;
+    const failed: Array<{ reason: string; delayMs: number; failures: number }> = [];
+    await assert.rejects(
+      async () => {
+        for await (const _ of streamy.stream('proxies', { onReconnect: (i) => failed.push(i) })) break;
+      },
+      (e: RateLimitError) => e instanceof RateLimitError && e.retryAfter !== undefined,
+    );
+    assert.deepEqual(
+      failed.map((f) => [f.reason, f.failures]),
+      [
+        ['failed', 1],
+        ['failed', 2],
+        ['failed', 3],
+        ['failed', 4],
+      ],
+    );
+    for (const f of failed) assert.ok(f.delayMs >= 1000 && f.delayMs % 1000 === 0, `Retry-After honoured: ${f.delayMs}`);
+    assert.deepEqual(
+      clock.sleeps,
+      failed.map((f) => f.delayMs),
+    );
   });
 
   it('should list snapshots across pages, read metadata, and download one verified, without the key at the storage host', async () => {

@@ -41,13 +41,21 @@ export async function startUmbra(
   };
   prepare(admin);
   const storage = await storageRelay(t);
-  const serve = await startServe(t, dataDir, ['--demo'], {
-    UMBRA_SIMULATOR_RATE: '20',
-    UMBRA_EXPORT_JOBS: 'on',
-    UMBRA_STREAM_LIFETIME_MS: '1500',
-    UMBRA_PUBLIC_URL: `http://localhost:${storage.port}`,
-    ...env,
-  });
+  // The demo backfills 48 hours at the simulator's rate before it serves: 8 (a record per feed about
+  // every 0.6 s) keeps that short while a stream test still sees records within a second.
+  const serve = await startServe(
+    t,
+    dataDir,
+    ['--demo'],
+    {
+      UMBRA_SIMULATOR_RATE: '8',
+      UMBRA_EXPORT_JOBS: 'on',
+      UMBRA_STREAM_LIFETIME_MS: '1500',
+      UMBRA_PUBLIC_URL: `http://localhost:${storage.port}`,
+      ...env,
+    },
+    240_000,
+  );
   storage.target = serve.port;
   const demoKey = (await serve.line(/demo API key \(every scope\): (\S+)/))[1]!;
   return { serve, dataDir, origin: serve.origin, demoKey, storage, admin };
