@@ -10,6 +10,7 @@ import { benchExports } from './exports.bench.ts';
 import { benchDatasetSwap } from './dataset-swap.bench.ts';
 import { benchDistributed } from './distributed.bench.ts';
 import { benchDataQuality } from './data-quality.bench.ts';
+import { benchClient } from './client.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -27,6 +28,7 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'parquet exports (in-process)': benchExports,
   'distributed mode (127.0.0.1)': benchDistributed,
   'data-quality (answers against public ground truth)': benchDataQuality,
+  '@umbra/client SDK: batching and a stream consumer (127.0.0.1)': benchClient,
 };
 
 for (const [name, run] of Object.entries(suites)) {

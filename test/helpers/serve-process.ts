@@ -26,6 +26,8 @@ export async function startServe(
   dataDir: string,
   args: string[] = [],
   env: Record<string, string> = {},
+  /** How long to wait for it to serve (a demo start backfills 48 hours of records first). */
+  startMs = 60_000,
 ): Promise<ServeProcess> {
   const proc = spawn(process.execPath, [BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -60,6 +62,6 @@ export async function startServe(
       });
       check();
     });
-  const port = Number((await line(/serving http:\/\/[^:]+:(\d+)\/api\/v4/))[1]);
+  const port = Number((await line(/serving http:\/\/[^:]+:(\d+)\/api\/v4/, startMs))[1]);
   return { proc, origin: `http://127.0.0.1:${port}`, port, stderr, stdout, exited, line };
 }
