@@ -1983,6 +1983,11 @@ export interface operations {
                                 source_ip_masked: string;
                                 target_subdomain: string;
                                 port: number;
+                                /**
+                                 * @description present (true) only on events umbra's demo simulator made up; absent on real ones
+                                 * @enum {boolean}
+                                 */
+                                simulated?: true;
                             }[];
                             /** @description distinct source IPs in the 30-day window (exact up to 128 a day, else an estimate within about 5%) */
                             unique_ips?: number;
