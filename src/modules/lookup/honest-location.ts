@@ -2,6 +2,7 @@ import { carriedIpv4, formatV4, type Ipv4Carrier, type ParsedIp } from '../../li
 import { isAnycast } from './anycast.ts';
 import { UNKNOWN_NETWORK, type LocationPrecision, type LocationRecord, type NetworkRecord } from './ip-dataset.ts';
 import { reservedBlock } from './reserved-space.ts';
+import { freezeWithJson } from '../../lib/record-json.ts';
 
 export type { LocationPrecision };
 
@@ -69,8 +70,8 @@ export interface EmbeddedIpv4 {
  * - known anycast networks and the geo source's placeholder entries are answered with the country only;
  * - every location says its precision and radius.
  *
- * Answers are frozen and shared like the records they come from, so a lookup allocates none and the
- * HTTP fast path keeps their JSON. The loaded dataset's records already are answers (answeredLocation,
+ * Answers are frozen and shared like the records they come from, so a lookup allocates none, and each
+ * carries its JSON (made once with it, lib/record-json.ts), which the HTTP answer copies. The loaded dataset's records already are answers (answeredLocation,
  * networkRecord, made once per record), so most lookups return them as they are; a variant is made,
  * once per record and kept as long as it lives, only where the address says more than its record
  * (a reserved block inside an AS's range, an anycast prefix) or for a dataset of plain records.
@@ -185,12 +186,13 @@ function located(
   precision: LocationPrecision,
   accuracy_radius_km: number | null,
 ): AnsweredLocation {
-  return Object.freeze({ country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km });
+  // With its JSON (lib/record-json.ts): the HTTP answer copies it.
+  return freezeWithJson({ country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km });
 }
 
 /** Every flagged network record is made here (the loaded dataset's too), so all have one hidden class (see located). */
 export function networkRecord(base: Omit<NetworkRecord, 'bogon' | 'anycast'>, bogon: boolean, anycast: boolean): AnsweredNetwork {
-  return Object.freeze({
+  return freezeWithJson({
     asn: base.asn,
     isp: base.isp,
     type: base.type,
