@@ -4,8 +4,8 @@ import Fastify from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type LocationRecord, type NetworkRecord } from '../modules/lookup/ip-dataset.ts';
 import { NO_INTELLIGENCE, type Intelligence } from '../modules/lookup/intelligence.ts';
-import { frozenPartsSerializer, type Serialize } from './frozen-parts-json.ts';
-import { IpResult, Location, Network, Intelligence as IntelligenceSchema } from './schemas.ts';
+import { batchSerializer, frozenPartsSerializer, type Serialize } from './frozen-parts-json.ts';
+import { BatchResult, IpResult, Location, Network, Intelligence as IntelligenceSchema } from './schemas.ts';
 import { recordJson } from '../lib/record-json.ts';
 import { answeredLocation, HonestLocations, networkRecord, NO_LOCATION } from '../modules/lookup/honest-location.ts';
 import { priorOnly } from '../modules/intel/engine/intel-compose.ts';
@@ -278,5 +278,32 @@ describe(frozenPartsSerializer.name, () => {
       const i = priorOnly(type);
       assert.equal(recordJson(i), intel(i), `prior-only intelligence of ${type}`);
     }
+  });
+});
+
+describe(batchSerializer.name, () => {
+  it("should write the very bytes of the batch answer's own serializer", async () => {
+    const { compile, whole } = await compilers();
+    const serialize = batchSerializer(frozenPartsSerializer(IpResult, compile, whole), compile(BatchResult));
+    const carrying = {
+      network: networkRecord(network(), false, true),
+      location: answeredLocation(location()),
+      intelligence: priorOnly('MOBILE'),
+    };
+    const results = [
+      ...NETWORKS.flatMap((n, i) =>
+        LOCATIONS.map((l) => ({ ip: `10.0.0.${i}`, network: n, location: l, intelligence: INTELLIGENCE[i % 2]! })),
+      ),
+      { ip: '8.8.8.8', ...carrying },
+      { ip: '2002:808:808::1', ...carrying, embedded_ipv4: { ip: '8.8.8.8', via: '6to4' } },
+    ];
+    for (const invalid of [[], ['not an ip', 'quote " backslash \\ tab \t', '\u0001', 'Ünïcode', 'lone \ud800']])
+      for (const r of [results, results.slice(0, 1), []]) {
+        const body = { results: r, invalid };
+        assert.equal(serialize(body), compile(BatchResult)(body));
+      }
+    // What the schema's serializer refuses, it refuses too.
+    assert.throws(() => serialize({ results: [{ ip: '1.1.1.1' }], invalid: [] }));
+    assert.throws(() => serialize({ invalid: [] }));
   });
 });
