@@ -53,7 +53,7 @@ export const PLACEHOLDER_ENTRIES: ReadonlySet<string> = new Set([
 export const placeholderKey = (l: LocationRecord): string => `${l.country}|${l.city}|${l.latitude},${l.longitude}`;
 
 /** The answer for addresses at no place: reserved, unrouted, or not in the geo source. */
-export const NO_LOCATION: AnsweredLocation = located('', '', '', '', null, null, '', 'none', null);
+export const NO_LOCATION: AnsweredLocation = located('', '', '', '', null, null, '', 'none', null, true);
 
 /** Which IPv4 address an IPv6 address was answered for (6to4, Teredo, NAT64). */
 export interface EmbeddedIpv4 {
@@ -138,7 +138,7 @@ export class HonestLocations {
     if (country === '') return NO_LOCATION;
     let answered = this.countries.get(country);
     if (!answered) {
-      answered = countryLocation(country);
+      answered = countryLocation(country, true);
       this.countries.set(country, answered);
     }
     return answered;
@@ -149,8 +149,8 @@ export class HonestLocations {
  * The country alone: region, city, coordinates, geohash and time zone would describe a point the
  * data does not have (a country can span several zones).
  */
-function countryLocation(country: string): AnsweredLocation {
-  return country === '' ? NO_LOCATION : located(country, '', '', '', null, null, '', 'country', null);
+function countryLocation(country: string, carryJson = false): AnsweredLocation {
+  return country === '' ? NO_LOCATION : located(country, '', '', '', null, null, '', 'country', null, carryJson);
 }
 
 /**
@@ -185,9 +185,13 @@ function located(
   geo_hash: string,
   precision: LocationPrecision,
   accuracy_radius_km: number | null,
+  carryJson = false,
 ): AnsweredLocation {
-  // With its JSON (lib/record-json.ts): the HTTP answer copies it.
-  return freezeWithJson({ country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km });
+  const answer = { country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km };
+  // The shared answers (no place, one per country) carry their JSON (lib/record-json.ts), which the HTTP
+  // answer copies. The dataset's own 565,000 leave it out (the HTTP serializer's bounded cache keeps
+  // the JSON of those in use): JSON and a property store on every one would add half their memory.
+  return carryJson ? freezeWithJson(answer) : Object.freeze(answer);
 }
 
 /** Every flagged network record is made here (the loaded dataset's too), so all have one hidden class (see located). */
