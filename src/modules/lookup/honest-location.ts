@@ -70,8 +70,9 @@ export interface EmbeddedIpv4 {
  * - known anycast networks and the geo source's placeholder entries are answered with the country only;
  * - every location says its precision and radius.
  *
- * Answers are frozen and shared like the records they come from, so a lookup allocates none, and each
- * carries its JSON (made once with it, lib/record-json.ts), which the HTTP answer copies. The loaded dataset's records already are answers (answeredLocation,
+ * Answers are frozen and shared like the records they come from, so a lookup allocates none; network
+ * answers and the shared location answers carry their JSON (made once with them, lib/record-json.ts),
+ * which the HTTP answer copies. The loaded dataset's records already are answers (answeredLocation,
  * networkRecord, made once per record), so most lookups return them as they are; a variant is made,
  * once per record and kept as long as it lives, only where the address says more than its record
  * (a reserved block inside an AS's range, an anycast prefix) or for a dataset of plain records.
