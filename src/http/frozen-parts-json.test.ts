@@ -4,8 +4,15 @@ import Fastify from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type LocationRecord, type NetworkRecord } from '../modules/lookup/ip-dataset.ts';
 import { NO_INTELLIGENCE, type Intelligence } from '../modules/lookup/intelligence.ts';
-import { frozenPartsSerializer, type Serialize } from './frozen-parts-json.ts';
-import { IpResult, Location, Network } from './schemas.ts';
+import { batchSerializer, frozenPartsSerializer, type Serialize } from './frozen-parts-json.ts';
+import { BatchResult, IpResult, Location, Network, Intelligence as IntelligenceSchema } from './schemas.ts';
+import { recordJson } from '../lib/record-json.ts';
+import { answeredLocation, HonestLocations, networkRecord, NO_LOCATION } from '../modules/lookup/honest-location.ts';
+import { priorOnly } from '../modules/intel/engine/intel-compose.ts';
+import { NETWORK_PRIOR } from '../modules/intel/engine/risk-score.ts';
+import { loadDataset } from '../modules/dataset/dataset-reader.ts';
+import { parseIp } from '../lib/ip-address.ts';
+import { ensureRealDataset } from '../../test/helpers/test-dataset.ts';
 
 /** fastify's own serializer compiler (fast-json-stringify), as the fast path gets it, and the route's serializer of IpResult by $ref. */
 async function compilers(): Promise<{ compile: (schema: TSchema) => Serialize; whole: Serialize }> {
@@ -193,5 +200,116 @@ describe(frozenPartsSerializer.name, () => {
     assert.match(serialize(body(open)), /"isp":"After"/);
     assert.equal(calls.network, 6);
     assert.equal(calls.location, 1, 'EMPTY_LOCATION (frozen) was written once');
+  });
+
+  it('should write a record that carries its JSON as it carries it, with no member serializer and no cache', async () => {
+    const { compile, whole } = await compilers();
+    const calls = { network: 0, location: 0, intelligence: 0 };
+    const counting = (schema: TSchema): Serialize => {
+      const inner = compile(schema);
+      const member =
+        schema === Network ? 'network' : schema === Location ? 'location' : schema === IntelligenceSchema ? 'intelligence' : undefined;
+      return member === undefined
+        ? inner
+        : (v) => {
+            calls[member]++;
+            return inner(v);
+          };
+    };
+    const serialize = frozenPartsSerializer(IpResult, counting, whole, 1);
+    const honest = new HonestLocations();
+    const bodies = [
+      {
+        ip: '8.8.8.8',
+        network: networkRecord(network(), false, true),
+        location: honest.countryOnly('US'),
+        intelligence: priorOnly('DATACENTER'),
+      },
+      { ip: '10.0.0.1', network: networkRecord(UNKNOWN_NETWORK, true, false), location: NO_LOCATION, intelligence: NO_INTELLIGENCE },
+      {
+        ip: '2.2.2.2',
+        network: networkRecord(NETWORKS[2]!, false, false),
+        location: honest.countryOnly('BR'),
+        intelligence: NO_INTELLIGENCE,
+      },
+    ];
+    for (const body of bodies) for (let k = 0; k < 3; k++) assert.equal(serialize(body), whole(body));
+    assert.deepEqual(calls, { network: 0, location: 0, intelligence: 0 });
+    // A dataset's location record carries none (too many to double): written once, then kept.
+    const own = { ...bodies[0]!, location: answeredLocation(location()) };
+    for (let k = 0; k < 3; k++) assert.equal(serialize(own), whole(own));
+    assert.equal(recordJson(own.location), undefined);
+    assert.equal(calls.location, 1);
+    // A spread copy carries no JSON (it may differ): written by the member serializer.
+    const changed = { ...bodies[0]!, network: { ...bodies[0]!.network, isp: 'Changed' } };
+    assert.match(serialize(changed), /"isp":"Changed"/);
+    assert.equal(calls.network, 1);
+  });
+
+  it("should find in every network record of the real dataset, its variants and the shared answers the JSON of the route's serializer", async () => {
+    const { compile } = await compilers();
+    const [net, loc, intel] = [compile(Network), compile(Location), compile(IntelligenceSchema)];
+    const ds = loadDataset(await ensureRealDataset());
+    const ranges = ds.ranges();
+    const honest = new HonestLocations();
+    const nets = new Set<object>();
+    const locs = new Set<object>();
+    for (let p = 0; p < ranges.pairCount; p++) {
+      const n = ranges.network(p);
+      if (n && !nets.has(n)) {
+        nets.add(n);
+        assert.equal(recordJson(n), net(n), `network record of pair ${p}`);
+        // The honest variants of the record (a reserved block in its range, an anycast prefix).
+        for (const [bogon, anycast] of [
+          [true, false],
+          [false, true],
+          [false, false],
+        ] as const) {
+          const v = honest.network(n, bogon, anycast);
+          assert.equal(recordJson(v), net(v));
+        }
+      }
+      const l = ranges.location(p);
+      if (l && !locs.has(l)) {
+        locs.add(l);
+        assert.equal(recordJson(l), undefined, `location record of pair ${p} carries no JSON`);
+        const c = honest.countryOnly(l.country);
+        assert.equal(recordJson(c), loc(c));
+      }
+    }
+    assert.ok(nets.size > 50_000 && locs.size > 300_000, `${nets.size} networks, ${locs.size} locations`);
+    const unrouted = honest.answerNetwork(UNKNOWN_NETWORK, parseIp('10.0.0.1')!);
+    for (const r of [unrouted, NO_LOCATION]) assert.equal(recordJson(r), (r === NO_LOCATION ? loc : net)(r));
+    for (const type of [...Object.keys(NETWORK_PRIOR), 'UNKNOWN', undefined]) {
+      const i = priorOnly(type);
+      assert.equal(recordJson(i), intel(i), `prior-only intelligence of ${type}`);
+    }
+  });
+});
+
+describe(batchSerializer.name, () => {
+  it("should write the very bytes of the batch answer's own serializer", async () => {
+    const { compile, whole } = await compilers();
+    const serialize = batchSerializer(frozenPartsSerializer(IpResult, compile, whole), compile(BatchResult));
+    const carrying = {
+      network: networkRecord(network(), false, true),
+      location: answeredLocation(location()),
+      intelligence: priorOnly('MOBILE'),
+    };
+    const results = [
+      ...NETWORKS.flatMap((n, i) =>
+        LOCATIONS.map((l) => ({ ip: `10.0.0.${i}`, network: n, location: l, intelligence: INTELLIGENCE[i % 2]! })),
+      ),
+      { ip: '8.8.8.8', ...carrying },
+      { ip: '2002:808:808::1', ...carrying, embedded_ipv4: { ip: '8.8.8.8', via: '6to4' } },
+    ];
+    for (const invalid of [[], ['not an ip', 'quote " backslash \\ tab \t', '\u0001', 'Ünïcode', 'lone \ud800']])
+      for (const r of [results, results.slice(0, 1), []]) {
+        const body = { results: r, invalid };
+        assert.equal(serialize(body), compile(BatchResult)(body));
+      }
+    // What the schema's serializer refuses, it refuses too.
+    assert.throws(() => serialize({ results: [{ ip: '1.1.1.1' }], invalid: [] }));
+    assert.throws(() => serialize({ invalid: [] }));
   });
 });

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { TObject } from 'typebox';
 import { isPromise, type MaybePromise } from '../lib/maybe-promise.ts';
 import type { Caller } from '../modules/accounts/account-service.ts';
@@ -14,6 +14,8 @@ export interface RouteSpec {
   // Handlers get validated input, typed in each route file (a method: its parameter types may be narrower
   // than the table's). A handler may return the body itself (fastify sends it at once) or a promise of it.
   handler(req: FastifyRequest, reply: FastifyReply): unknown;
+  /** Called once fastify is ready, with the instance whose compilers the route's own serializers come from. */
+  ready?(app: FastifyInstance): void;
 }
 
 /** A successful answer, independent of the transport: status, extra headers, and the body to serialize. */

@@ -254,6 +254,7 @@ export async function createHttpServer(deps: HttpServerDeps): Promise<FastifyIns
 
   app.addHook('onReady', function compileFastPath(done) {
     fast.compile(this as unknown as FastifyInstance);
+    for (const spec of routes) spec.ready?.(this as unknown as FastifyInstance);
     done();
   });
   // fastify answers 503 to requests that arrive on kept-alive connections while it closes: from the

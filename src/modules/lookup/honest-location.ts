@@ -2,6 +2,7 @@ import { carriedIpv4, formatV4, type Ipv4Carrier, type ParsedIp } from '../../li
 import { isAnycast } from './anycast.ts';
 import { UNKNOWN_NETWORK, type LocationPrecision, type LocationRecord, type NetworkRecord } from './ip-dataset.ts';
 import { reservedBlock } from './reserved-space.ts';
+import { freezeWithJson } from '../../lib/record-json.ts';
 
 export type { LocationPrecision };
 
@@ -52,7 +53,7 @@ export const PLACEHOLDER_ENTRIES: ReadonlySet<string> = new Set([
 export const placeholderKey = (l: LocationRecord): string => `${l.country}|${l.city}|${l.latitude},${l.longitude}`;
 
 /** The answer for addresses at no place: reserved, unrouted, or not in the geo source. */
-export const NO_LOCATION: AnsweredLocation = located('', '', '', '', null, null, '', 'none', null);
+export const NO_LOCATION: AnsweredLocation = located('', '', '', '', null, null, '', 'none', null, true);
 
 /** Which IPv4 address an IPv6 address was answered for (6to4, Teredo, NAT64). */
 export interface EmbeddedIpv4 {
@@ -69,8 +70,9 @@ export interface EmbeddedIpv4 {
  * - known anycast networks and the geo source's placeholder entries are answered with the country only;
  * - every location says its precision and radius.
  *
- * Answers are frozen and shared like the records they come from, so a lookup allocates none and the
- * HTTP fast path keeps their JSON. The loaded dataset's records already are answers (answeredLocation,
+ * Answers are frozen and shared like the records they come from, so a lookup allocates none; network
+ * answers and the shared location answers carry their JSON (made once with them, lib/record-json.ts),
+ * which the HTTP answer copies. The loaded dataset's records already are answers (answeredLocation,
  * networkRecord, made once per record), so most lookups return them as they are; a variant is made,
  * once per record and kept as long as it lives, only where the address says more than its record
  * (a reserved block inside an AS's range, an anycast prefix) or for a dataset of plain records.
@@ -137,7 +139,7 @@ export class HonestLocations {
     if (country === '') return NO_LOCATION;
     let answered = this.countries.get(country);
     if (!answered) {
-      answered = countryLocation(country);
+      answered = countryLocation(country, true);
       this.countries.set(country, answered);
     }
     return answered;
@@ -148,8 +150,8 @@ export class HonestLocations {
  * The country alone: region, city, coordinates, geohash and time zone would describe a point the
  * data does not have (a country can span several zones).
  */
-function countryLocation(country: string): AnsweredLocation {
-  return country === '' ? NO_LOCATION : located(country, '', '', '', null, null, '', 'country', null);
+function countryLocation(country: string, carryJson = false): AnsweredLocation {
+  return country === '' ? NO_LOCATION : located(country, '', '', '', null, null, '', 'country', null, carryJson);
 }
 
 /**
@@ -184,13 +186,18 @@ function located(
   geo_hash: string,
   precision: LocationPrecision,
   accuracy_radius_km: number | null,
+  carryJson = false,
 ): AnsweredLocation {
-  return Object.freeze({ country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km });
+  const answer = { country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km };
+  // The shared answers (no place, one per country) carry their JSON (lib/record-json.ts), which the HTTP
+  // answer copies. The dataset's own 565,000 leave it out (the HTTP serializer's bounded cache keeps
+  // the JSON of those in use): JSON and a property store on every one would add half their memory.
+  return carryJson ? freezeWithJson(answer) : Object.freeze(answer);
 }
 
 /** Every flagged network record is made here (the loaded dataset's too), so all have one hidden class (see located). */
 export function networkRecord(base: Omit<NetworkRecord, 'bogon' | 'anycast'>, bogon: boolean, anycast: boolean): AnsweredNetwork {
-  return Object.freeze({
+  return freezeWithJson({
     asn: base.asn,
     isp: base.isp,
     type: base.type,

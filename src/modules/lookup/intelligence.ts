@@ -1,4 +1,5 @@
 import type { ParsedIp } from '../../lib/ip-address.ts';
+import { freezeWithJson } from '../../lib/record-json.ts';
 import type { NetworkType, NetworkTypeEvidence } from './ip-dataset.ts';
 
 export interface Device {
@@ -33,7 +34,8 @@ export interface IntelligenceSource {
   intelligence(ip: ParsedIp, orgId?: string, networkType?: NetworkType): Intelligence;
 }
 
-export const NO_INTELLIGENCE: Intelligence = Object.freeze({
+// Carries its JSON (lib/record-json.ts), as do the prior-only answers made from it (intel-compose.ts).
+export const NO_INTELLIGENCE: Intelligence = freezeWithJson({
   risk_score: 0,
   behavior: Object.freeze([]) as unknown as string[],
   categories: Object.freeze([]) as unknown as string[],

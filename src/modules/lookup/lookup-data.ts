@@ -2,6 +2,7 @@ import { dataVersion, type DataVersion, type ListVersion } from './data-version.
 import type { IpDataset, NetworkRecord, NetworkType, NetworkTypeEvidence } from './ip-dataset.ts';
 import type { ParsedIp } from '../../lib/ip-address.ts';
 import type { NetworkEvidence } from './intelligence.ts';
+import { networkRecord } from './honest-location.ts';
 
 /** The network a list's publisher owns: what an address of its list in no announced range belongs to. */
 export interface NetworkOwner {
@@ -105,7 +106,11 @@ function makeView(dataset: IpDataset, override: NetworkTypeOverride | undefined,
     let rec = byValue.get(o);
     if (!rec) {
       const owned = owner ? { asn: owner.asn, isp: owner.org, org: owner.org, domain: owner.domain } : {};
-      byValue.set(o, (rec = Object.freeze({ ...base, ...owned, type: o.type })));
+      const fields = { ...base, ...owned, type: o.type };
+      // A loaded dataset's record is flagged: its variant is made as every flagged record is (one hidden class, its JSON).
+      rec =
+        base.bogon === undefined || base.anycast === undefined ? Object.freeze(fields) : networkRecord(fields, base.bogon, base.anycast);
+      byValue.set(o, rec);
     }
     return rec;
   };

@@ -1,5 +1,6 @@
 import { NO_INTELLIGENCE, type Evidence, type EvidenceSource, type Intelligence } from '../../lookup/intelligence.ts';
 import type { IntelList } from '../lists/intel-list.ts';
+import { freezeWithJson } from '../../../lib/record-json.ts';
 import { listAge } from '../lists/list-aging.ts';
 import type { Overlay } from '../overlays/overlay-store.ts';
 import { BEHAVIOR, CATEGORY, DEVICE, feedOf, PROVIDER, REQUESTS, WINDOW_S, type AddressObs } from './address-facts.ts';
@@ -30,7 +31,7 @@ export function priorOnly(networkType: string | undefined): Intelligence {
   const score = priorScore(networkType);
   if (score === 0) return NO_INTELLIGENCE;
   let intel = PRIOR_ONLY.get(score);
-  if (!intel) PRIOR_ONLY.set(score, (intel = Object.freeze({ ...NO_INTELLIGENCE, risk_score: score }) as Intelligence));
+  if (!intel) PRIOR_ONLY.set(score, (intel = freezeWithJson({ ...NO_INTELLIGENCE, risk_score: score }) as Intelligence));
   return intel;
 }
 
