@@ -1,0 +1,52 @@
+import type { HttpHead } from './http-head.ts';
+
+/** Who captured a record: the meta and tunnel members every honeypot record carries. */
+export interface SensorIdentity {
+  tunnel_id: number;
+  pool_id: string | number;
+  provider: string;
+  proxy_ip: string;
+  server: string;
+}
+
+/** A captured record and the feed it goes to. */
+export interface Captured {
+  feed: 'honeypot_http' | 'honeypot_https' | 'honeypot_dns' | 'honeypot_adb';
+  record: Record<string, unknown>;
+}
+
+/** The `raw` member's limit in the honeypot_http schema (characters; one per byte here). */
+export const RAW_LIMIT = 1_048_576;
+
+export interface HttpCapture {
+  timestampMs: number;
+  domain: string;
+  /** The public port the request came to. */
+  port: number;
+  protocol: 'http' | 'https';
+  sourceIp: string;
+  head: HttpHead;
+  /** The head's bytes and the kept part of the body, as received. */
+  raw: Buffer;
+}
+
+/**
+ * A honeypot_http record. `raw` holds the bytes as ISO-8859-1 (one character per byte) so the exact
+ * bytes can be recovered whatever the attacker sent; nothing in it is decoded or interpreted.
+ */
+export function httpRecord(id: SensorIdentity, c: HttpCapture): Captured {
+  return {
+    feed: 'honeypot_http',
+    record: {
+      timestamp: Math.floor(c.timestampMs),
+      tunnel_id: id.tunnel_id,
+      domain: c.domain,
+      port: c.port,
+      protocol: c.protocol,
+      meta: { proxy_ip: id.proxy_ip, server: id.server, pool_id: id.pool_id, provider: id.provider },
+      details: { method: c.head.method, uri: c.head.uri, version: c.head.version, headers: c.head.headers },
+      raw: c.raw.subarray(0, RAW_LIMIT).toString('latin1'),
+      source_ip: c.sourceIp,
+    },
+  };
+}
