@@ -112,18 +112,23 @@ export function registerSensor(program: Command): void {
     .option('--provider <name>', 'identity: provider (default SELF_HOSTED)')
     .option('--proxy-ip <address>', 'identity: the public address attackers reach the sensor at')
     .option('--domain <name>', 'a decoy domain (repeat for more; the first is the default)', collect)
-    .option('--http <spec>', 'an HTTP listener [BIND:]PORT[=PUBLIC_PORT] (repeat for more; replaces the config file\'s listeners)', collect)
+    .option('--http <spec>', "an HTTP listener [BIND:]PORT[=PUBLIC_PORT] (repeat for more; replaces the config file's listeners)", collect)
     .action(
       action(async (out, _config, flags: SensorFlags) => {
         const config = sensorConfigFrom(flags);
         const dryRun = Boolean(flags.dryRun);
         const token = dryRun ? undefined : tokenOf(config);
-        if (!dryRun && !token) throw new UsageError('no operator token: set UMBRA_OPERATOR_TOKEN or token_file / --token-file (or try --dry-run)');
+        if (!dryRun && !token)
+          throw new UsageError('no operator token: set UMBRA_OPERATOR_TOKEN or token_file / --token-file (or try --dry-run)');
         const log = (m: string) => out.info(`umbra sensor: ${m}`);
         const sensor = await startSensor({ config, token, dryRun, log });
         for (const l of sensor.listeners)
-          log(`${l.name} (${l.protocol}) listening on ${l.bind.includes(':') ? `[${l.bind}]` : l.bind}:${l.port}, public port ${l.publicPort}`);
-        log(`health on http://${config.health.bind.includes(':') ? `[${config.health.bind}]` : config.health.bind}:${sensor.healthPort}/health`);
+          log(
+            `${l.name} (${l.protocol}) listening on ${l.bind.includes(':') ? `[${l.bind}]` : l.bind}:${l.port}, public port ${l.publicPort}`,
+          );
+        log(
+          `health on http://${config.health.bind.includes(':') ? `[${config.health.bind}]` : config.health.bind}:${sensor.healthPort}/health`,
+        );
         log(dryRun ? 'dry run: records go to stdout, nothing is uploaded' : `uploading to ${config.server}`);
         await new Promise<void>((resolve) => {
           const stop = (signal: string) => {

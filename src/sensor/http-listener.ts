@@ -24,7 +24,15 @@ export interface ListenerStats {
   bytesIn: number;
 }
 
-export const newListenerStats = (): ListenerStats => ({ connections: 0, open: 0, refused: 0, records: 0, malformed: 0, dropped: 0, bytesIn: 0 });
+export const newListenerStats = (): ListenerStats => ({
+  connections: 0,
+  open: 0,
+  refused: 0,
+  records: 0,
+  malformed: 0,
+  dropped: 0,
+  bytesIn: 0,
+});
 
 /** `::ffff:203.0.113.7` (an IPv4 client of a dual-stack socket) is recorded as 203.0.113.7. */
 export function sourceAddress(socket: Socket): string {
@@ -297,7 +305,9 @@ class HttpConnection {
   private answer(head: HttpHead, close: boolean, errorStatus?: number): Buffer {
     const decoy = this.cfg.decoy;
     const status = errorStatus ?? decoy.status;
-    const body = errorStatus ? Buffer.from(`<html><body><h1>${status} ${STATUS_CODES[status]}</h1></body></html>\n`) : Buffer.from(decoy.body);
+    const body = errorStatus
+      ? Buffer.from(`<html><body><h1>${status} ${STATUS_CODES[status]}</h1></body></html>\n`)
+      : Buffer.from(decoy.body);
     const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}`, `Date: ${new Date(this.deps.now()).toUTCString()}`];
     for (const [n, v] of Object.entries(decoy.headers)) {
       const lower = n.toLowerCase();

@@ -134,7 +134,11 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
           // At most one line a minute: a flood against a full spool must not flood the log too.
           if (now() - lastFullLog > 60_000) {
             lastFullLog = now();
-            o.log(e instanceof SpoolFull ? `spool full (${c.spool.max_bytes} bytes): records are dropped until it drains` : `spool write failed: ${(e as Error).message}`);
+            o.log(
+              e instanceof SpoolFull
+                ? `spool full (${c.spool.max_bytes} bytes): records are dropped until it drains`
+                : `spool write failed: ${(e as Error).message}`,
+            );
           }
           return false;
         }
@@ -268,7 +272,12 @@ function sensorMetrics(health: () => SensorHealth): Registry {
   };
   perListener('umbra_sensor_connections_total', 'Connections accepted by a listener', 'connections', true);
   perListener('umbra_sensor_open_connections', 'Connections open now', 'open_connections', false);
-  perListener('umbra_sensor_refused_connections_total', 'Connections closed at once (listener or per-source limit)', 'refused_connections', true);
+  perListener(
+    'umbra_sensor_refused_connections_total',
+    'Connections closed at once (listener or per-source limit)',
+    'refused_connections',
+    true,
+  );
   perListener('umbra_sensor_records_total', 'Records captured and kept', 'records', true);
   perListener('umbra_sensor_malformed_total', 'Records of requests that did not parse whole', 'malformed', true);
   perListener('umbra_sensor_dropped_total', 'Records the spool could not keep', 'dropped', true);

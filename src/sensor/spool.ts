@@ -11,7 +11,7 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
@@ -76,8 +76,8 @@ function fsyncDir(dir: string): void {
   }
 }
 
-/** Replaces `file` with `text`, durably: a crash leaves the old or the new content, never a mix. */
-function writeAtomic(dir: string, name: string, text: string): void {
+/** Replaces `name` in `dir` with `text`, durably: a crash leaves the old or the new content, never a mix. */
+function writeAtomicSync(dir: string, name: string, text: string): void {
   const tmp = join(dir, `${name}.tmp`);
   const fd = openSync(tmp, 'w', 0o600);
   try {
@@ -93,6 +93,34 @@ function writeAtomic(dir: string, name: string, text: string): void {
   fsyncDir(dir);
 }
 
+/** The same without blocking the event loop (the uploader's progress files, written per batch). */
+async function writeAtomic(dir: string, name: string, text: string): Promise<void> {
+  const tmp = join(dir, `${name}.tmp`);
+  const fh = await open(tmp, 'w', 0o600);
+  try {
+    const buf = Buffer.from(text);
+    let off = 0;
+    while (off < buf.length) {
+      const { bytesWritten } = await fh.write(buf, off, buf.length - off, off);
+      if (bytesWritten <= 0) throw new Error(`short write to ${tmp}`);
+      off += bytesWritten;
+    }
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, join(dir, name));
+  await fsyncDirAsync(dir);
+}
+
+async function fsyncDirAsync(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
 
 /** Scans a segment's frames: how many whole, valid ones and where they end. */
 function scanSegment(path: string): { count: number; size: number; fileSize: number } {
@@ -226,7 +254,13 @@ export class Spool {
       let seg: Segment | undefined;
       try {
         seg = await this.writableSegment();
-        const buf = batch.length === 1 ? batch[0]!.frame : Buffer.concat(batch.map((b) => b.frame), size);
+        const buf =
+          batch.length === 1
+            ? batch[0]!.frame
+            : Buffer.concat(
+                batch.map((b) => b.frame),
+                size,
+              );
         let off = 0;
         while (off < buf.length) {
           const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, seg.size + off);
@@ -253,9 +287,6 @@ export class Spool {
   private async writableSegment(): Promise<Segment> {
     const cur = this.segments.at(-1);
     if (cur && this.fh && !this.sealCurrent && cur.size < this.o.segmentBytes) return cur;
-    if (cur && this.fh && !this.sealCurrent) {
-      // Full: its bytes are already fsynced; only the handle goes.
-    }
     if (this.fh) await this.fh.close().catch(() => {});
     this.fh = undefined;
     if (cur && !this.sealCurrent && cur.size < this.o.segmentBytes) {
@@ -268,7 +299,7 @@ export class Spool {
     const path = join(this.dir, `${String(startSeq).padStart(16, '0')}.seg`);
     this.fh = await open(path, 'wx', 0o600);
     // The new name must survive a crash too, or its records would vanish with it.
-    fsyncDir(this.dir);
+    await fsyncDirAsync(this.dir);
     const seg: Segment = { startSeq, path, count: 0, size: 0 };
     this.segments.push(seg);
     return seg;
@@ -308,7 +339,7 @@ export class Spool {
     const to = from + lines.length - 1;
     const key = `${this.o.spoolId}.${this.o.feed}.${from}-${to}`;
     this.inflight = { key, from, to };
-    writeAtomic(this.dir, 'inflight', JSON.stringify(this.inflight));
+    await writeAtomic(this.dir, 'inflight', JSON.stringify(this.inflight));
     return { key, from, to, lines, bytes: lines.reduce((n, l) => n + l.length, 0) };
   }
 
@@ -381,10 +412,10 @@ export class Spool {
   /** The server stored the batch: move past it and delete the segments it finished. */
   async ack(batch: SpoolBatch): Promise<void> {
     this.acked = Math.max(this.acked, batch.to);
-    writeAtomic(this.dir, 'acked', String(this.acked));
+    await writeAtomic(this.dir, 'acked', String(this.acked));
     this.inflight = undefined;
     try {
-      unlinkSync(join(this.dir, 'inflight'));
+      await unlink(join(this.dir, 'inflight'));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
@@ -396,7 +427,7 @@ export class Spool {
     while (this.segments.length > 1) {
       const s = this.segments[0]!;
       if (s.startSeq + s.count - 1 > this.acked) break;
-      unlinkSync(s.path);
+      await unlink(s.path);
       this.o.budget.used -= s.size;
       this.segments.shift();
     }
@@ -434,7 +465,7 @@ export function openSpoolRoot(root: string): { spoolId: string; release: () => v
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     spoolId = randomBytes(9).toString('base64url');
-    writeAtomic(root, 'spool-id', spoolId);
+    writeAtomicSync(root, 'spool-id', spoolId);
   }
   if (!/^[A-Za-z0-9_-]{6,64}$/.test(spoolId)) throw new Error(`${join(root, 'spool-id')} is damaged; remove it only if the spool is empty`);
   return {

@@ -31,10 +31,15 @@ const decoy = z
   .object({
     status: z.number().int().min(100).max(599).default(200),
     /** Sent as given; Content-Length, Date and Connection are set by the listener. */
-    headers: z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name'), z.string().regex(/^[\t\x20-\x7e]*$/, 'must be printable ASCII')).default({
-      Server: 'nginx/1.24.0',
-      'Content-Type': 'text/html',
-    }),
+    headers: z
+      .record(
+        z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name'),
+        z.string().regex(/^[\t\x20-\x7e]*$/, 'must be printable ASCII'),
+      )
+      .default({
+        Server: 'nginx/1.24.0',
+        'Content-Type': 'text/html',
+      }),
     body: z.string().default(DEFAULT_DECOY_BODY),
   })
   .strict();
@@ -43,7 +48,10 @@ const httpListener = z
   .object({
     protocol: z.literal('http'),
     /** A name for /health and /metrics; `http-<public_port>` by default. */
-    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/).optional(),
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)
+      .optional(),
     bind: bindAddress.default('0.0.0.0'),
     port,
     /** The port attackers reach (a port forward often maps 80 to a high port); records carry it. */
@@ -94,14 +102,25 @@ export const sensorConfigSchema = z
       .strict(),
     /** The decoy domains this sensor answers for; the first is the domain of requests naming none of them. */
     domains: z.array(domain).min(1).max(10_000),
-    listeners: z.array(z.union([httpListener, laterListener])).min(1).max(64),
+    listeners: z
+      .array(z.union([httpListener, laterListener]))
+      .min(1)
+      .max(64),
     spool: z
       .object({
         dir: z.string().min(1).default('./sensor-spool'),
         /** Records captured while the spool holds this much are dropped (and counted). */
-        max_bytes: z.number().int().min(1_048_576).default(256 * 1_048_576),
+        max_bytes: z
+          .number()
+          .int()
+          .min(1_048_576)
+          .default(256 * 1_048_576),
         /** A spool file is closed and a new one started past this size; uploaded files are deleted. */
-        segment_bytes: z.number().int().min(4096).default(8 * 1_048_576),
+        segment_bytes: z
+          .number()
+          .int()
+          .min(4096)
+          .default(8 * 1_048_576),
       })
       .strict()
       .prefault({}),
@@ -110,7 +129,11 @@ export const sensorConfigSchema = z
         /** Records per POST at most. */
         batch_records: z.number().int().min(1).max(5000).default(500),
         /** Bytes of records per POST at most (one oversized record still goes alone). */
-        batch_bytes: z.number().int().min(1024).default(4 * 1_048_576),
+        batch_bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(4 * 1_048_576),
         /** How long a new record waits for others to share its POST. */
         linger_ms: z.number().int().min(0).max(60_000).default(200),
         /** A POST not answered within this is abandoned and retried with backoff. */
