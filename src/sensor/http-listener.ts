@@ -186,7 +186,9 @@ class HttpConnection {
           if (buf.length >= limit) {
             // Oversized head: keep what the limit allows, answer 431 and close.
             this.socket.pause();
-            await this.finish(buf.subarray(0, limit), parseHttpHead(buf.subarray(0, limit)), true, 431);
+            const cut = parseHttpHead(buf.subarray(0, limit));
+            cut.malformed = true;
+            await this.finish(buf.subarray(0, limit), cut, true, 431);
             return;
           }
           break;

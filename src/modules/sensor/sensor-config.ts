@@ -11,7 +11,7 @@ import { parseIp } from '../../lib/ip-address.ts';
 const port = z.number().int().min(0).max(65_535);
 const publicPort = z.number().int().min(1).max(65_535);
 const positive = z.number().int().min(1);
-const bindAddress = z.string().refine((s) => parseIp(s) !== null, 'must be an IPv4 or IPv6 address (0.0.0.0 or :: for every interface)');
+const bindAddress = z.string().refine((s) => Boolean(parseIp(s)), 'must be an IPv4 or IPv6 address (0.0.0.0 or :: for every interface)');
 
 const domain = z.string().transform((s, ctx) => {
   const d = normalizeDomain(s);
@@ -95,7 +95,7 @@ export const sensorConfigSchema = z
         pool_id: z.union([z.number().int(), z.string().min(1).max(128)]).default('default'),
         provider: z.string().min(1).max(128).default('SELF_HOSTED'),
         /** The public address attackers reach this sensor at. */
-        proxy_ip: z.string().refine((s) => parseIp(s) !== null, 'must be an IPv4 or IPv6 address'),
+        proxy_ip: z.string().refine((s) => Boolean(parseIp(s)), 'must be an IPv4 or IPv6 address'),
         /** The sensor host's name; the machine's host name when unset. */
         server: z.string().min(1).max(256).optional(),
       })
@@ -103,7 +103,7 @@ export const sensorConfigSchema = z
     /** The decoy domains this sensor answers for; the first is the domain of requests naming none of them. */
     domains: z.array(domain).min(1).max(10_000),
     listeners: z
-      .array(z.union([httpListener, laterListener]))
+      .array(z.discriminatedUnion('protocol', [httpListener, laterListener]))
       .min(1)
       .max(64),
     spool: z
