@@ -20,16 +20,17 @@ interface SensorFlags {
   proxyIp?: string;
   domain?: string[];
   http?: string[];
+  tls?: string[];
 }
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
-/** `--http [BIND:]PORT[=PUBLIC]`: 8080=80, 0.0.0.0:8080=80, [::]:8080. */
-export function httpListenerFlag(spec: string): Record<string, unknown> {
+/** `--http [BIND:]PORT[=PUBLIC]` (and --tls): 8080=80, 0.0.0.0:8080=80, [::]:8080. */
+export function listenerFlag(protocol: 'http' | 'tls', spec: string): Record<string, unknown> {
   const m = /^(?:(\[[0-9a-fA-F:.]+\]|[0-9.]+):)?(\d{1,5})(?:=(\d{1,5}))?$/.exec(spec.trim());
-  if (!m) throw new UsageError(`--http ${spec}: expected [BIND:]PORT[=PUBLIC_PORT], e.g. 8080=80 or 0.0.0.0:8080=80`);
+  if (!m) throw new UsageError(`--${protocol} ${spec}: expected [BIND:]PORT[=PUBLIC_PORT], e.g. 8080=80 or 0.0.0.0:8080=80`);
   return {
-    protocol: 'http',
+    protocol,
     ...(m[1] ? { bind: m[1].replace(/^\[|\]$/g, '') } : {}),
     port: Number(m[2]),
     ...(m[3] ? { public_port: Number(m[3]) } : {}),
@@ -74,7 +75,8 @@ export function sensorConfigFrom(flags: SensorFlags, readFile: (f: string) => st
   if (flags.proxyIp !== undefined) id.proxy_ip = flags.proxyIp;
   c.identity = id;
   if (flags.domain?.length) c.domains = flags.domain;
-  if (flags.http?.length) c.listeners = flags.http.map(httpListenerFlag);
+  if (flags.http?.length || flags.tls?.length)
+    c.listeners = [...(flags.http ?? []).map((f) => listenerFlag('http', f)), ...(flags.tls ?? []).map((f) => listenerFlag('tls', f))];
   try {
     return parseSensorConfig(c);
   } catch (e) {
@@ -99,7 +101,7 @@ function tokenOf(config: SensorConfig): string | undefined {
 export function registerSensor(program: Command): void {
   program
     .command('sensor')
-    .description('run honeypot listeners (HTTP) and send what they capture to an umbra server (docs/sensors.md)')
+    .description('run honeypot listeners (HTTP, TLS) and send what they capture to an umbra server (docs/sensors.md)')
     .option('--config <file>', 'YAML config (deploy/sensor.sample.yaml lists every option and its default)')
     .option('--server <url>', 'the umbra server records go to (default http://127.0.0.1:8080)')
     .option('--token-file <file>', 'a file holding the operator token (default: env UMBRA_OPERATOR_TOKEN)')
@@ -112,7 +114,12 @@ export function registerSensor(program: Command): void {
     .option('--provider <name>', 'identity: provider (default SELF_HOSTED)')
     .option('--proxy-ip <address>', 'identity: the public address attackers reach the sensor at')
     .option('--domain <name>', 'a decoy domain (repeat for more; the first is the default)', collect)
-    .option('--http <spec>', "an HTTP listener [BIND:]PORT[=PUBLIC_PORT] (repeat for more; replaces the config file's listeners)", collect)
+    .option(
+      '--http <spec>',
+      "an HTTP listener [BIND:]PORT[=PUBLIC_PORT] (repeat for more; with --tls, replaces the config file's listeners)",
+      collect,
+    )
+    .option('--tls <spec>', 'a TLS listener [BIND:]PORT[=PUBLIC_PORT] (repeat for more)', collect)
     .action(
       action(async (out, _config, flags: SensorFlags) => {
         const config = sensorConfigFrom(flags);

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
 import { headEnd, parseHttpHead, type HttpHead } from '../modules/sensor/http-head.ts';
-import type { HttpListenerConfig } from '../modules/sensor/sensor-config.ts';
+import type { HttpHandling } from '../modules/sensor/sensor-config.ts';
 import { httpRecord, type Captured, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
 
 /** Where listeners hand their records; resolves true once a record is kept (durable), false when dropped. */
@@ -80,7 +80,7 @@ export class HttpHoneypot {
   private readonly sockets = new Set<Socket>();
 
   constructor(
-    private readonly cfg: HttpListenerConfig,
+    private readonly cfg: HttpHandling,
     private readonly deps: HttpListenerDeps,
   ) {
     this.slots = new SourceSlots(cfg.max_connections_per_source);
@@ -116,6 +116,17 @@ export class HttpHoneypot {
     socket.on('error', () => {});
     new HttpConnection(socket, source, this.cfg, this.deps, st).start();
   }
+
+  /**
+   * Serves the HTTP inside a TLS connection: the TLS listener applied the connection limits and
+   * knows the source (a TLS socket over a stream has no address of its own).
+   */
+  handleInner(socket: Socket, source: string): void {
+    socket.on('error', () => {});
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+    new HttpConnection(socket, source, this.cfg, this.deps, this.stats).start();
+  }
 }
 
 /** One connection's requests, read one after another (pipelined requests wait for the previous answer). */
@@ -135,7 +146,7 @@ class HttpConnection {
   constructor(
     private readonly socket: Socket,
     private readonly source: string,
-    private readonly cfg: HttpListenerConfig,
+    private readonly cfg: HttpHandling,
     private readonly deps: HttpListenerDeps,
     private readonly st: ListenerStats,
   ) {}

@@ -6,7 +6,9 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
 import { listenerName, publicPortOf, type SensorConfig } from '../modules/sensor/sensor-config.ts';
 import type { Captured, SensorIdentity } from '../modules/sensor/sensor-records.ts';
+import { CertificateCache } from './certificates.ts';
 import { HttpHoneypot, type ListenerStats, type RecordSink } from './http-listener.ts';
+import { TlsHoneypot } from './tls-listener.ts';
 import { openSpoolRoot, Spool, SpoolBudget, SpoolFull } from './spool.ts';
 import { abortableSleep, FeedUploader, ingestPoster, type PostBatch } from './uploader.ts';
 
@@ -32,6 +34,8 @@ export interface RunningListener {
   port: number;
   publicPort: number;
   stats: ListenerStats;
+  /** A TLS listener's HTTP requests inside the connections (honeypot_http records, protocol https). */
+  innerHttp?: ListenerStats;
 }
 
 export interface RunningSensor {
@@ -60,8 +64,8 @@ export interface SensorHealth {
   }>;
 }
 
-/** The feeds the sensor's listeners write (HTTP only in this version). */
-const FEEDS = ['honeypot_http'] as const;
+/** The feeds the sensor's listeners write (HTTP and TLS in this version). */
+const FEEDS = ['honeypot_http', 'honeypot_https'] as const;
 
 const listen = (server: Server | HttpServer, bind: string, port: number): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -146,11 +150,16 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
     };
   }
 
-  const listeners: Array<RunningListener & { server: Server; honeypot: HttpHoneypot }> = [];
+  const listeners: Array<RunningListener & { server: Server; honeypot: HttpHoneypot | TlsHoneypot }> = [];
+  const certificates = new CertificateCache(1024, now);
   try {
     for (const l of c.listeners) {
       let bound = 0;
-      const honeypot = new HttpHoneypot(l, { identity, domains, sink, now, publicPort: () => publicPortOf(l, bound) });
+      const publicPort = () => publicPortOf(l, bound);
+      const honeypot =
+        l.protocol === 'tls'
+          ? new TlsHoneypot(l, { identity, domains, sink, certificates, now, publicPort })
+          : new HttpHoneypot(l, { identity, domains, sink, now, publicPort });
       const server = honeypot.createServer();
       bound = await listen(server, l.bind, l.port);
       listeners.push({
@@ -160,6 +169,7 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
         port: bound,
         publicPort: publicPortOf(l, bound),
         stats: honeypot.stats,
+        ...(honeypot instanceof TlsHoneypot ? { innerHttp: honeypot.inner.stats } : {}),
         server,
         honeypot,
       });
@@ -206,6 +216,9 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
         malformed: l.stats.malformed,
         dropped: l.stats.dropped,
         bytes_in: l.stats.bytesIn,
+        ...(l.innerHttp
+          ? { http_records: l.innerHttp.records, http_malformed: l.innerHttp.malformed, http_dropped: l.innerHttp.dropped }
+          : {}),
       })),
       spool: o.dryRun ? null : { records, bytes, max_bytes: c.spool.max_bytes },
       upload,

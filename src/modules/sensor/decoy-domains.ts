@@ -16,20 +16,32 @@ export class DecoyDomains {
 
   /** The decoy domain `name` is or falls under (its port and trailing dot ignored), else the first one. */
   domainOf(name: string | undefined): string {
+    return this.match(name)?.domain ?? this.domains[0]!;
+  }
+
+  /**
+   * The name a TLS certificate is made for: the name itself (normalised) when it is or falls under a
+   * decoy domain, else the first decoy domain.
+   */
+  certificateName(name: string | undefined | null): string {
+    return this.match(name ?? undefined)?.name ?? this.domains[0]!;
+  }
+
+  private match(name: string | undefined): { name: string; domain: string } | undefined {
     if (name) {
       const host = stripPort(name.trim());
       const d = normalizeDomain(host);
       if (d.ok) {
         let candidate = d.domain;
         for (;;) {
-          if (this.set.has(candidate)) return candidate;
+          if (this.set.has(candidate)) return { name: d.domain, domain: candidate };
           const dot = candidate.indexOf('.');
           if (dot < 0) break;
           candidate = candidate.slice(dot + 1);
         }
       }
     }
-    return this.domains[0]!;
+    return undefined;
   }
 }
 

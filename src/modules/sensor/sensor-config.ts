@@ -44,42 +44,65 @@ const decoy = z
   })
   .strict();
 
-const httpListener = z
+/** What every TCP listener has: where it binds, the port records carry, and its connection limits. */
+const tcpListenerShape = {
+  /** A name for /health and /metrics; `<protocol>-<public_port>` by default. */
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)
+    .optional(),
+  bind: bindAddress.default('0.0.0.0'),
+  port,
+  /** The port attackers reach (a port forward often maps 80 to a high port); records carry it. */
+  public_port: publicPort.optional(),
+  max_connections: positive.default(1024),
+  max_connections_per_source: positive.default(16),
+  /** A connection that sends nothing for this long is closed (and what it sent is recorded). */
+  idle_timeout_ms: positive.default(10_000),
+};
+
+/** How HTTP requests are read and answered: on an HTTP port, and inside TLS after the handshake. */
+const httpShape = {
+  /** The whole exchange of one request, head to answer, at most this long. */
+  request_timeout_ms: positive.default(30_000),
+  /** A request head longer than this is recorded as far as it came, answered 431 and closed. */
+  // The caps keep a record's JSON line under the server's 2 MiB line limit even when every kept byte
+  // is a control character (escaped as six characters).
+  max_head_bytes: z.number().int().min(256).max(262_144).default(65_536),
+  /** Body bytes kept in `raw`; a longer (or chunked) body is cut there, answered and its connection closed. */
+  max_body_bytes: z.number().int().min(0).max(65_536).default(65_536),
+  /** Requests served on one keep-alive connection before it is closed. */
+  max_requests_per_connection: positive.default(100),
+  decoy: decoy.prefault({}),
+};
+
+const httpListener = z.object({ protocol: z.literal('http'), ...tcpListenerShape, ...httpShape }).strict();
+
+const tlsListener = z
   .object({
-    protocol: z.literal('http'),
-    /** A name for /health and /metrics; `http-<public_port>` by default. */
-    name: z
-      .string()
-      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)
-      .optional(),
-    bind: bindAddress.default('0.0.0.0'),
-    port,
-    /** The port attackers reach (a port forward often maps 80 to a high port); records carry it. */
-    public_port: publicPort.optional(),
-    max_connections: positive.default(1024),
-    max_connections_per_source: positive.default(16),
-    /** A connection that sends nothing for this long is closed (and what it sent is recorded). */
-    idle_timeout_ms: positive.default(10_000),
-    /** The whole exchange of one request, head to answer, at most this long. */
-    request_timeout_ms: positive.default(30_000),
-    /** A request head longer than this is recorded as far as it came, answered 431 and closed. */
-    // The caps keep a record's JSON line under the server's 2 MiB line limit even when every kept byte
-    // is a control character (escaped as six characters).
-    max_head_bytes: z.number().int().min(256).max(262_144).default(65_536),
-    /** Body bytes kept in `raw`; a longer (or chunked) body is cut there, answered and its connection closed. */
-    max_body_bytes: z.number().int().min(0).max(65_536).default(65_536),
-    /** Requests served on one keep-alive connection before it is closed. */
-    max_requests_per_connection: positive.default(100),
-    decoy: decoy.prefault({}),
+    protocol: z.literal('tls'),
+    ...tcpListenerShape,
+    /**
+     * handshake: complete it with a self-signed certificate for the SNI (under a decoy domain, else
+     * the first decoy domain) and record the HTTP requests inside as honeypot_http with protocol
+     * https; close: record the ClientHello and close.
+     */
+    after_hello: z.enum(['handshake', 'close']).default('handshake'),
+    /** A ClientHello record longer than this (TLS allows 16 KiB plus its header) is recorded cut and closed. */
+    max_hello_bytes: z.number().int().min(512).max(65_536).default(16_389),
+    ...httpShape,
   })
   .strict();
 
 /** Listener kinds still to come name themselves, so a config written for a later version says why it fails. */
 const laterListener = z
-  .object({ protocol: z.enum(['tls', 'dns', 'adb']) })
+  .object({ protocol: z.enum(['dns', 'adb']) })
   .passthrough()
   .transform((l, ctx): never => {
-    ctx.addIssue({ code: 'custom', message: `${l.protocol} listeners are not implemented by this version of umbra sensor (http only)` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `${l.protocol} listeners are not implemented by this version of umbra sensor (http and tls only)`,
+    });
     return z.NEVER;
   });
 
@@ -103,7 +126,7 @@ export const sensorConfigSchema = z
     /** The decoy domains this sensor answers for; the first is the domain of requests naming none of them. */
     domains: z.array(domain).min(1).max(10_000),
     listeners: z
-      .array(z.discriminatedUnion('protocol', [httpListener, laterListener]))
+      .array(z.discriminatedUnion('protocol', [httpListener, tlsListener, laterListener]))
       .min(1)
       .max(64),
     spool: z
@@ -153,7 +176,10 @@ export const sensorConfigSchema = z
 
 export type SensorConfig = z.output<typeof sensorConfigSchema>;
 export type HttpListenerConfig = z.output<typeof httpListener>;
-export type ListenerConfig = HttpListenerConfig;
+export type TlsListenerConfig = z.output<typeof tlsListener>;
+export type ListenerConfig = HttpListenerConfig | TlsListenerConfig;
+/** What the HTTP reader needs of a listener: both kinds carry it. */
+export type HttpHandling = Omit<HttpListenerConfig, 'protocol'>;
 
 /** Config problems, one line each (`listeners.0.port: ...`), for the CLI's usage error. */
 export class SensorConfigError extends Error {

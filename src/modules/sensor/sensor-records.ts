@@ -50,3 +50,36 @@ export function httpRecord(id: SensorIdentity, c: HttpCapture): Captured {
     },
   };
 }
+
+/** The `raw` member's limit in the honeypot_https schema (base64 characters). */
+export const HELLO_RAW_LIMIT = 262_144;
+
+export interface HelloCapture {
+  timestampMs: number;
+  domain: string;
+  port: number;
+  sourceIp: string;
+  /** The parsed ClientHello with its ja4, or null when the bytes are not one (not TLS, cut short, damaged). */
+  details: object | null;
+  /** The bytes received: the ClientHello record, or whatever came instead of one. */
+  raw: Buffer;
+}
+
+/** A honeypot_https record; `raw` is omitted when the bytes would not fit the feed's limit. */
+export function httpsRecord(id: SensorIdentity, c: HelloCapture): Captured {
+  const raw = c.raw.toString('base64');
+  return {
+    feed: 'honeypot_https',
+    record: {
+      timestamp: Math.floor(c.timestampMs),
+      tunnel_id: id.tunnel_id,
+      domain: c.domain,
+      port: c.port,
+      protocol: 'https',
+      meta: { proxy_ip: id.proxy_ip, server: id.server, pool_id: id.pool_id, provider: id.provider },
+      details: c.details,
+      ...(raw.length <= HELLO_RAW_LIMIT ? { raw } : {}),
+      source_ip: c.sourceIp,
+    },
+  };
+}
