@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { connect, type Server, type Socket } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
-import { parseSensorConfig } from '../modules/sensor/sensor-config.ts';
+import { type HttpListenerConfig, parseSensorConfig } from '../modules/sensor/sensor-config.ts';
 import type { Captured } from '../modules/sensor/sensor-records.ts';
 import { HttpHoneypot } from './http-listener.ts';
 
@@ -13,7 +13,7 @@ async function listener(t: TestContext, overrides: Record<string, unknown> = {},
     identity: { proxy_ip: '198.51.100.1' },
     domains: ['unit.example'],
     listeners: [{ protocol: 'http', bind: '127.0.0.1', port: 0, public_port: 80, ...overrides }],
-  }).listeners[0]!;
+  }).listeners[0] as HttpListenerConfig;
   const records: Captured[] = [];
   const hp = new HttpHoneypot(cfg, {
     identity: IDENTITY,

@@ -8,6 +8,7 @@ import { listenerName, publicPortOf, type SensorConfig } from '../modules/sensor
 import type { Captured, SensorIdentity } from '../modules/sensor/sensor-records.ts';
 import { CertificateCache } from './certificates.ts';
 import { HttpHoneypot, type ListenerStats, type RecordSink } from './http-listener.ts';
+import { DnsHoneypot } from './dns-listener.ts';
 import { TlsHoneypot } from './tls-listener.ts';
 import { openSpoolRoot, Spool, SpoolBudget, SpoolFull } from './spool.ts';
 import { abortableSleep, FeedUploader, ingestPoster, type PostBatch } from './uploader.ts';
@@ -36,6 +37,8 @@ export interface RunningListener {
   stats: ListenerStats;
   /** A TLS listener's HTTP requests inside the connections (honeypot_http records, protocol https). */
   innerHttp?: ListenerStats;
+  /** A DNS listener's answers held back. */
+  dns?: { rateLimited: number; truncated: number; refused_any: number };
 }
 
 export interface RunningSensor {
@@ -64,8 +67,8 @@ export interface SensorHealth {
   }>;
 }
 
-/** The feeds the sensor's listeners write (HTTP and TLS in this version). */
-const FEEDS = ['honeypot_http', 'honeypot_https'] as const;
+/** The feeds the sensor's listeners write (HTTP, TLS and DNS in this version). */
+const FEEDS = ['honeypot_http', 'honeypot_https', 'honeypot_dns'] as const;
 
 const listen = (server: Server | HttpServer, bind: string, port: number): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -150,12 +153,30 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
     };
   }
 
-  const listeners: Array<RunningListener & { server: Server; honeypot: HttpHoneypot | TlsHoneypot }> = [];
+  const listeners: Array<RunningListener & { server: Server; honeypot: { destroyAll(): void }; close?: () => void }> = [];
   const certificates = new CertificateCache(1024, now);
   try {
     for (const l of c.listeners) {
       let bound = 0;
       const publicPort = () => publicPortOf(l, bound);
+      if (l.protocol === 'dns') {
+        const dns = new DnsHoneypot(l, { identity, domains, sink, now });
+        const { port, tcp, udp } = await dns.listen();
+        bound = port;
+        listeners.push({
+          name: listenerName(l),
+          protocol: l.protocol,
+          bind: l.bind,
+          port,
+          publicPort: publicPortOf(l, port),
+          stats: dns.stats,
+          dns: dns.stats,
+          server: tcp,
+          honeypot: dns,
+          close: () => udp.close(),
+        });
+        continue;
+      }
       const honeypot =
         l.protocol === 'tls'
           ? new TlsHoneypot(l, { identity, domains, sink, certificates, now, publicPort })
@@ -219,6 +240,7 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
         ...(l.innerHttp
           ? { http_records: l.innerHttp.records, http_malformed: l.innerHttp.malformed, http_dropped: l.innerHttp.dropped }
           : {}),
+        ...(l.dns ? { rate_limited: l.dns.rateLimited, truncated: l.dns.truncated, refused_any: l.dns.refused_any } : {}),
       })),
       spool: o.dryRun ? null : { records, bytes, max_bytes: c.spool.max_bytes },
       upload,
@@ -254,6 +276,7 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
             new Promise<void>((resolve) => {
               l.server.close(() => resolve());
               l.honeypot.destroyAll();
+              l.close?.();
             }),
         ),
       );

@@ -27,6 +27,20 @@ export class DecoyDomains {
     return this.match(name ?? undefined)?.name ?? this.domains[0]!;
   }
 
+  /**
+   * The decoy domain a DNS question name falls under, by its labels alone: DNS names may carry labels
+   * a host name may not (`_dmarc`, `_sip._tcp`), so they are not normalised as host names are.
+   */
+  zoneOf(qname: string): string | undefined {
+    let candidate = qname.toLowerCase().replace(/\.$/, '');
+    for (;;) {
+      if (this.set.has(candidate)) return candidate;
+      const dot = candidate.indexOf('.');
+      if (dot < 0) return undefined;
+      candidate = candidate.slice(dot + 1);
+    }
+  }
+
   private match(name: string | undefined): { name: string; domain: string } | undefined {
     if (name) {
       const host = stripPort(name.trim());

@@ -94,14 +94,43 @@ const tlsListener = z
   })
   .strict();
 
+const dnsListener = z
+  .object({
+    protocol: z.literal('dns'),
+    ...tcpListenerShape,
+    /** The port records carry must be one the honeypot_dns feed allows: 53, 853 or 5353. */
+    public_port: z.union([z.literal(53), z.literal(853), z.literal(5353)]).optional(),
+    /** nxdomain: every name is answered NXDOMAIN; decoy: names under a decoy domain get the decoy addresses. */
+    answer: z.enum(['nxdomain', 'decoy']).default('nxdomain'),
+    decoy_ipv4: z
+      .string()
+      .refine((s) => parseIp(s)?.version === 4, 'must be an IPv4 address')
+      .optional(),
+    decoy_ipv6: z
+      .string()
+      .refine((s) => parseIp(s)?.version === 6, 'must be an IPv6 address')
+      .optional(),
+    ttl: z.number().int().min(0).max(86_400).default(300),
+    /** A UDP answer is at most this many times the size of its query (else an empty truncated one). */
+    max_amplification: z.number().min(1).max(4).default(2),
+    /** Queries per second one source address is answered (and recorded); the rest are dropped. */
+    rate_per_source: positive.default(20),
+    burst_per_source: positive.default(40),
+  })
+  .strict()
+  .refine((l) => [53, 853, 5353].includes(l.public_port ?? l.port), {
+    message: 'a DNS listener needs public_port 53, 853 or 5353 (the honeypot_dns feed accepts no other)',
+    path: ['public_port'],
+  });
+
 /** Listener kinds still to come name themselves, so a config written for a later version says why it fails. */
 const laterListener = z
-  .object({ protocol: z.enum(['dns', 'adb']) })
+  .object({ protocol: z.enum(['adb']) })
   .passthrough()
   .transform((l, ctx): never => {
     ctx.addIssue({
       code: 'custom',
-      message: `${l.protocol} listeners are not implemented by this version of umbra sensor (http and tls only)`,
+      message: `${l.protocol} listeners are not implemented by this version of umbra sensor (http, tls and dns only)`,
     });
     return z.NEVER;
   });
@@ -126,7 +155,7 @@ export const sensorConfigSchema = z
     /** The decoy domains this sensor answers for; the first is the domain of requests naming none of them. */
     domains: z.array(domain).min(1).max(10_000),
     listeners: z
-      .array(z.discriminatedUnion('protocol', [httpListener, tlsListener, laterListener]))
+      .array(z.discriminatedUnion('protocol', [httpListener, tlsListener, dnsListener, laterListener]))
       .min(1)
       .max(64),
     spool: z
@@ -177,7 +206,8 @@ export const sensorConfigSchema = z
 export type SensorConfig = z.output<typeof sensorConfigSchema>;
 export type HttpListenerConfig = z.output<typeof httpListener>;
 export type TlsListenerConfig = z.output<typeof tlsListener>;
-export type ListenerConfig = HttpListenerConfig | TlsListenerConfig;
+export type DnsListenerConfig = z.output<typeof dnsListener>;
+export type ListenerConfig = HttpListenerConfig | TlsListenerConfig | DnsListenerConfig;
 /** What the HTTP reader needs of a listener: both kinds carry it. */
 export type HttpHandling = Omit<HttpListenerConfig, 'protocol'>;
 

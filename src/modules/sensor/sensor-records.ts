@@ -83,3 +83,31 @@ export function httpsRecord(id: SensorIdentity, c: HelloCapture): Captured {
     },
   };
 }
+
+export interface DnsCapture {
+  timestampMs: number;
+  domain: string;
+  port: 53 | 853 | 5353;
+  protocol: 'udp' | 'tcp';
+  sourceIp: string;
+  qname: string;
+  qtype: string;
+}
+
+/** A honeypot_dns record. */
+export function dnsRecord(id: SensorIdentity, c: DnsCapture): Captured {
+  return {
+    feed: 'honeypot_dns',
+    record: {
+      timestamp: Math.floor(c.timestampMs),
+      tunnel_id: id.tunnel_id,
+      domain: c.domain,
+      port: c.port,
+      protocol: c.protocol,
+      meta: { proxy_ip: id.proxy_ip, server: id.server, pool_id: id.pool_id, provider: id.provider },
+      qname: c.qname,
+      qtype: c.qtype,
+      source_ip: c.sourceIp,
+    },
+  };
+}
