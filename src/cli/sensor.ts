@@ -22,12 +22,13 @@ interface SensorFlags {
   http?: string[];
   tls?: string[];
   dns?: string[];
+  adb?: string[];
 }
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** `--http [BIND:]PORT[=PUBLIC]` (and --tls): 8080=80, 0.0.0.0:8080=80, [::]:8080. */
-export function listenerFlag(protocol: 'http' | 'tls' | 'dns', spec: string): Record<string, unknown> {
+export function listenerFlag(protocol: 'http' | 'tls' | 'dns' | 'adb', spec: string): Record<string, unknown> {
   const m = /^(?:(\[[0-9a-fA-F:.]+\]|[0-9.]+):)?(\d{1,5})(?:=(\d{1,5}))?$/.exec(spec.trim());
   if (!m) throw new UsageError(`--${protocol} ${spec}: expected [BIND:]PORT[=PUBLIC_PORT], e.g. 8080=80 or 0.0.0.0:8080=80`);
   return {
@@ -76,11 +77,12 @@ export function sensorConfigFrom(flags: SensorFlags, readFile: (f: string) => st
   if (flags.proxyIp !== undefined) id.proxy_ip = flags.proxyIp;
   c.identity = id;
   if (flags.domain?.length) c.domains = flags.domain;
-  if (flags.http?.length || flags.tls?.length || flags.dns?.length)
+  if (flags.http?.length || flags.tls?.length || flags.dns?.length || flags.adb?.length)
     c.listeners = [
       ...(flags.http ?? []).map((f) => listenerFlag('http', f)),
       ...(flags.tls ?? []).map((f) => listenerFlag('tls', f)),
       ...(flags.dns ?? []).map((f) => listenerFlag('dns', f)),
+      ...(flags.adb ?? []).map((f) => listenerFlag('adb', f)),
     ];
   try {
     return parseSensorConfig(c);
@@ -106,7 +108,7 @@ function tokenOf(config: SensorConfig): string | undefined {
 export function registerSensor(program: Command): void {
   program
     .command('sensor')
-    .description('run honeypot listeners (HTTP, TLS, DNS) and send what they capture to an umbra server (docs/sensors.md)')
+    .description('run honeypot listeners (HTTP, TLS, DNS, ADB) and send what they capture to an umbra server (docs/sensors.md)')
     .option('--config <file>', 'YAML config (deploy/sensor.sample.yaml lists every option and its default)')
     .option('--server <url>', 'the umbra server records go to (default http://127.0.0.1:8080)')
     .option('--token-file <file>', 'a file holding the operator token (default: env UMBRA_OPERATOR_TOKEN)')
@@ -125,6 +127,7 @@ export function registerSensor(program: Command): void {
       collect,
     )
     .option('--tls <spec>', 'a TLS listener [BIND:]PORT[=PUBLIC_PORT] (repeat for more)', collect)
+    .option('--adb <spec>', 'an ADB listener (a fake Android device) [BIND:]PORT[=PUBLIC_PORT]', collect)
     .option('--dns <spec>', 'a DNS listener over UDP and TCP [BIND:]PORT[=PUBLIC_PORT], public port 53, 853 or 5353', collect)
     .action(
       action(async (out, _config, flags: SensorFlags) => {

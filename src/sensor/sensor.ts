@@ -8,6 +8,7 @@ import { listenerName, publicPortOf, type SensorConfig } from '../modules/sensor
 import type { Captured, SensorIdentity } from '../modules/sensor/sensor-records.ts';
 import { CertificateCache } from './certificates.ts';
 import { HttpHoneypot, type ListenerStats, type RecordSink } from './http-listener.ts';
+import { AdbHoneypot } from './adb-listener.ts';
 import { DnsHoneypot } from './dns-listener.ts';
 import { TlsHoneypot } from './tls-listener.ts';
 import { openSpoolRoot, Spool, SpoolBudget, SpoolFull } from './spool.ts';
@@ -67,8 +68,8 @@ export interface SensorHealth {
   }>;
 }
 
-/** The feeds the sensor's listeners write (HTTP, TLS and DNS in this version). */
-const FEEDS = ['honeypot_http', 'honeypot_https', 'honeypot_dns'] as const;
+/** The feeds the sensor's listeners write. */
+const FEEDS = ['honeypot_http', 'honeypot_https', 'honeypot_dns', 'honeypot_adb'] as const;
 
 const listen = (server: Server | HttpServer, bind: string, port: number): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -180,7 +181,9 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
       const honeypot =
         l.protocol === 'tls'
           ? new TlsHoneypot(l, { identity, domains, sink, certificates, now, publicPort })
-          : new HttpHoneypot(l, { identity, domains, sink, now, publicPort });
+          : l.protocol === 'adb'
+            ? new AdbHoneypot(l, { sink, now })
+            : new HttpHoneypot(l, { identity, domains, sink, now, publicPort });
       const server = honeypot.createServer();
       bound = await listen(server, l.bind, l.port);
       listeners.push({

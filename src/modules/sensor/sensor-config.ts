@@ -123,17 +123,17 @@ const dnsListener = z
     path: ['public_port'],
   });
 
-/** Listener kinds still to come name themselves, so a config written for a later version says why it fails. */
-const laterListener = z
-  .object({ protocol: z.enum(['adb']) })
-  .passthrough()
-  .transform((l, ctx): never => {
-    ctx.addIssue({
-      code: 'custom',
-      message: `${l.protocol} listeners are not implemented by this version of umbra sensor (http, tls and dns only)`,
-    });
-    return z.NEVER;
-  });
+const adbListener = z
+  .object({
+    protocol: z.literal('adb'),
+    ...tcpListenerShape,
+    /**
+     * Bytes of a pushed file kept in its record (base64 of them must fit the feed's 1 MiB command);
+     * the record's hash is of the kept bytes.
+     */
+    max_push_bytes: z.number().int().min(0).max(786_432).default(786_432),
+  })
+  .strict();
 
 export const sensorConfigSchema = z
   .object({
@@ -155,7 +155,7 @@ export const sensorConfigSchema = z
     /** The decoy domains this sensor answers for; the first is the domain of requests naming none of them. */
     domains: z.array(domain).min(1).max(10_000),
     listeners: z
-      .array(z.discriminatedUnion('protocol', [httpListener, tlsListener, dnsListener, laterListener]))
+      .array(z.discriminatedUnion('protocol', [httpListener, tlsListener, dnsListener, adbListener]))
       .min(1)
       .max(64),
     spool: z
@@ -207,7 +207,8 @@ export type SensorConfig = z.output<typeof sensorConfigSchema>;
 export type HttpListenerConfig = z.output<typeof httpListener>;
 export type TlsListenerConfig = z.output<typeof tlsListener>;
 export type DnsListenerConfig = z.output<typeof dnsListener>;
-export type ListenerConfig = HttpListenerConfig | TlsListenerConfig | DnsListenerConfig;
+export type AdbListenerConfig = z.output<typeof adbListener>;
+export type ListenerConfig = HttpListenerConfig | TlsListenerConfig | DnsListenerConfig | AdbListenerConfig;
 /** What the HTTP reader needs of a listener: both kinds carry it. */
 export type HttpHandling = Omit<HttpListenerConfig, 'protocol'>;
 
