@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { freePort, requireTool, startSensorProcess } from '../../helpers/sensor-process.ts';
+import { eventually, freePort, requireTool, startSensorProcess } from '../../helpers/sensor-process.ts';
 import { startServe } from '../../helpers/serve-process.ts';
 import { openStream } from '../../helpers/stream-client.ts';
 import { ensureRealDataset } from '../../helpers/test-dataset.ts';
@@ -51,8 +51,9 @@ describe('umbra sensor: the ADB listener end to end', () => {
     mkdirSync(home);
     const adbPort = String(await freePort());
     const env = { ...process.env, HOME: home, ANDROID_SDK_HOME: home, ADB_MDNS: '0' };
-    const adb = (...args: string[]) => {
-      const r = spawnSync(adbPath, ['-P', adbPort, ...args], { encoding: 'utf8', env, timeout: 20_000 });
+    const adb = (...args: string[]) => adbIn(undefined, ...args);
+    const adbIn = (input: string | undefined, ...args: string[]) => {
+      const r = spawnSync(adbPath, ['-P', adbPort, ...args], { encoding: 'utf8', env, timeout: 20_000, input });
       return { code: r.status, out: `${r.stdout}${r.stderr}`, stdout: r.stdout };
     };
     t.after(() => void adb('kill-server'));
@@ -72,17 +73,31 @@ describe('umbra sensor: the ADB listener end to end', () => {
     assert.equal(pushed.code, 0, pushed.out);
     assert.match(pushed.out, /1 file pushed/);
 
-    const records = (await stream.records(3, 20_000)) as Array<Record<string, any>>;
+    // An interactive shell, its lines from stdin as a script would send them.
+    const interactive = adbIn('echo probe-42\nexit\n', '-s', device, 'shell');
+    assert.equal(interactive.code, 0, interactive.out);
+    assert.match(interactive.stdout, /starlte:\/ \$ /);
+    assert.match(interactive.stdout, /^probe-42\r?$/m);
+
+    const records = (await stream.records(5, 20_000)) as Array<Record<string, any>>;
     const commands = records.map((r) => Buffer.from(r.command, 'base64').toString());
-    assert.deepEqual(commands, ['shell:id', 'shell:getprop ro.product.model', payload.toString()]);
+    assert.deepEqual(commands, ['shell:id', 'shell:getprop ro.product.model', payload.toString(), 'echo probe-42', 'exit']);
     assert.deepEqual(
       records.map((r) => r.sequential_id),
-      [1, 2, 3],
+      [1, 2, 3, 4, 5],
     );
     assert.equal(new Set(records.map((r) => r.session)).size, 1, 'one adb connection, one session');
     assert.equal(records[2]!.hash, createHash('sha256').update(payload).digest('hex'), 'the pushed file hashed');
     assert.equal(records[0]!.source_ip, '127.0.0.1');
-    const h = await sensor.health();
-    assert.deepEqual([h.listeners[0].records, h.upload.find((u: { feed: string }) => u.feed === 'honeypot_adb').uploaded], [3, 3]);
+    // The sensor counts a batch once the server's answer is back, a moment after the stream has it.
+    const h = await eventually(
+      async () => {
+        const v = await sensor.health();
+        return v.upload.find((u: { feed: string }) => u.feed === 'honeypot_adb').uploaded === 5 ? v : undefined;
+      },
+      10_000,
+      'five uploaded',
+    );
+    assert.equal(h.listeners[0].records, 5);
   });
 });
