@@ -9,6 +9,7 @@ import { benchExports } from './exports.bench.ts';
 import { benchDatasetSwap } from './dataset-swap.bench.ts';
 import { benchDistributed } from './distributed.bench.ts';
 import { benchDataQuality } from './data-quality.bench.ts';
+import { benchSensor } from './sensor.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -23,6 +24,7 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'parquet exports (in-process)': benchExports,
   'distributed mode (127.0.0.1)': benchDistributed,
   'data-quality (answers against public ground truth)': benchDataQuality,
+  'sensor HTTP listener: captured and uploaded vs bare node:http (127.0.0.1)': () => benchSensor(),
 };
 
 for (const [name, run] of Object.entries(suites)) {
