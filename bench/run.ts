@@ -11,6 +11,7 @@ import { benchDatasetSwap } from './dataset-swap.bench.ts';
 import { benchDistributed } from './distributed.bench.ts';
 import { benchDataQuality } from './data-quality.bench.ts';
 import { benchClient } from './client.bench.ts';
+import { benchSensor } from './sensor.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -29,6 +30,7 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'distributed mode (127.0.0.1)': benchDistributed,
   'data-quality (answers against public ground truth)': benchDataQuality,
   '@umbra/client SDK: batching and a stream consumer (127.0.0.1)': benchClient,
+  'sensor HTTP listener: captured and uploaded vs bare node:http (127.0.0.1)': () => benchSensor(),
 };
 
 for (const [name, run] of Object.entries(suites)) {

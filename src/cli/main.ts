@@ -7,6 +7,7 @@ import { registerServe } from './serve.ts';
 import { registerIngest } from './ingest.ts';
 import { registerExports } from './exports.ts';
 import { registerMigrate } from './migrate.ts';
+import { registerSensor } from './sensor.ts';
 import { VERSION } from '../version.ts';
 
 /** Entry of the `umbra` command; returns the exit code. */
@@ -29,6 +30,7 @@ export async function main(argv: string[]): Promise<number> {
   registerIngest(program);
   registerExports(program);
   registerMigrate(program);
+  registerSensor(program);
   program.commands.forEach(function deep(c: Command) {
     c.exitOverride();
     c.commands.forEach(deep);

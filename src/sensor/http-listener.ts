@@ -1,0 +1,338 @@
+import { STATUS_CODES } from 'node:http';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
+import { headEnd, parseHttpHead, type HttpHead } from '../modules/sensor/http-head.ts';
+import type { HttpHandling } from '../modules/sensor/sensor-config.ts';
+import { httpRecord, type Captured, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
+
+/** Where listeners hand their records; resolves true once a record is kept (durable), false when dropped. */
+export interface RecordSink {
+  capture(c: Captured): Promise<boolean>;
+}
+
+/** One listener's counters, for /health and /metrics. */
+export interface ListenerStats {
+  connections: number;
+  open: number;
+  /** Connections closed at once: over the listener's or the source's limit. */
+  refused: number;
+  records: number;
+  /** Records of requests that did not parse whole (cut short, timed out, oversized, not HTTP). */
+  malformed: number;
+  /** Records the spool could not keep (full, or a write failed). */
+  dropped: number;
+  bytesIn: number;
+}
+
+export const newListenerStats = (): ListenerStats => ({
+  connections: 0,
+  open: 0,
+  refused: 0,
+  records: 0,
+  malformed: 0,
+  dropped: 0,
+  bytesIn: 0,
+});
+
+/** `::ffff:203.0.113.7` (an IPv4 client of a dual-stack socket) is recorded as 203.0.113.7. */
+export function sourceAddress(socket: Socket): string {
+  const a = socket.remoteAddress ?? '';
+  return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
+}
+
+/** Counts connections per source address, so one source cannot take all of a listener's slots. */
+export class SourceSlots {
+  private readonly bySource = new Map<string, number>();
+  constructor(private readonly perSource: number) {}
+  take(source: string): boolean {
+    const n = this.bySource.get(source) ?? 0;
+    if (n >= this.perSource) return false;
+    this.bySource.set(source, n + 1);
+    return true;
+  }
+  give(source: string): void {
+    const n = (this.bySource.get(source) ?? 1) - 1;
+    if (n <= 0) this.bySource.delete(source);
+    else this.bySource.set(source, n);
+  }
+}
+
+export interface HttpListenerDeps {
+  identity: SensorIdentity;
+  domains: DecoyDomains;
+  sink: RecordSink;
+  now: () => number;
+  /** The port records carry (the public one), known once the listener is bound. */
+  publicPort: () => number;
+  protocol?: 'http' | 'https';
+}
+
+/**
+ * Reads HTTP/1.x requests on raw connections, answers each with the configured decoy and records it
+ * as honeypot_http. It never acts on a request: no path is looked up, nothing is fetched or run. A
+ * request's record is on disk before its answer is written, so an attacker who got an answer was
+ * recorded. The reader is its own (http-head.ts) so that malformed requests are kept as far as
+ * they parse instead of being dropped by a strict parser.
+ */
+export class HttpHoneypot {
+  readonly stats = newListenerStats();
+  private readonly slots: SourceSlots;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(
+    private readonly cfg: HttpHandling,
+    private readonly deps: HttpListenerDeps,
+  ) {
+    this.slots = new SourceSlots(cfg.max_connections_per_source);
+  }
+
+  /** A net server for this listener (the TLS listener hands its decrypted sockets to handle()). */
+  createServer(): Server {
+    // Half-open: a client that sends its request and then shuts its side still gets its answer.
+    return createServer({ allowHalfOpen: true, noDelay: true }, (socket) => this.handle(socket));
+  }
+
+  /** Closes every open connection (shutdown). */
+  destroyAll(): void {
+    for (const s of this.sockets) s.destroy();
+  }
+
+  handle(socket: Socket): void {
+    const st = this.stats;
+    const source = sourceAddress(socket);
+    st.connections++;
+    if (this.sockets.size >= this.cfg.max_connections || !this.slots.take(source)) {
+      st.refused++;
+      socket.destroy();
+      return;
+    }
+    st.open++;
+    this.sockets.add(socket);
+    socket.once('close', () => {
+      st.open--;
+      this.sockets.delete(socket);
+      this.slots.give(source);
+    });
+    socket.on('error', () => {});
+    new HttpConnection(socket, source, this.cfg, this.deps, st).start();
+  }
+
+  /**
+   * Serves the HTTP inside a TLS connection: the TLS listener applied the connection limits and
+   * knows the source (a TLS socket over a stream has no address of its own).
+   */
+  handleInner(socket: Socket, source: string): void {
+    socket.on('error', () => {});
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+    new HttpConnection(socket, source, this.cfg, this.deps, this.stats).start();
+  }
+}
+
+/** One connection's requests, read one after another (pipelined requests wait for the previous answer). */
+class HttpConnection {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private served = 0;
+  private busy = false;
+  private closed = false;
+  /** The client shut its side: answer what came, then close. */
+  private ended = false;
+  /** The last answer was sent with Connection: close; nothing more is read. */
+  private closing = false;
+  private requestTimer: NodeJS.Timeout | undefined;
+  private requestStartMs = 0;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly source: string,
+    private readonly cfg: HttpHandling,
+    private readonly deps: HttpListenerDeps,
+    private readonly st: ListenerStats,
+  ) {}
+
+  start(): void {
+    const s = this.socket;
+    s.setTimeout(this.cfg.idle_timeout_ms, () => void this.cutShort('idle'));
+    s.on('data', (c: Buffer) => {
+      this.st.bytesIn += c.length;
+      if (this.closing) return;
+      if (this.size === 0 && this.chunks.length === 0) this.startRequest();
+      this.chunks.push(c);
+      this.size += c.length;
+      void this.advance();
+    });
+    s.on('end', () => {
+      this.ended = true;
+      if (!this.busy) void this.advance();
+    });
+    s.on('close', () => {
+      this.closed = true;
+      clearTimeout(this.requestTimer);
+    });
+  }
+
+  private startRequest(): void {
+    this.requestStartMs = this.deps.now();
+    clearTimeout(this.requestTimer);
+    this.requestTimer = setTimeout(() => void this.cutShort('deadline'), this.cfg.request_timeout_ms);
+    this.requestTimer.unref();
+  }
+
+  private buffer(): Buffer {
+    if (this.chunks.length > 1) this.chunks = [Buffer.concat(this.chunks, this.size)];
+    return this.chunks[0] ?? Buffer.alloc(0);
+  }
+
+  /** Serves every whole request in the buffer; stops at a partial one (more bytes will come). */
+  private async advance(): Promise<void> {
+    if (this.busy || this.closed) return;
+    this.busy = true;
+    try {
+      while (!this.closed && this.size > 0) {
+        const buf = this.buffer();
+        const limit = this.cfg.max_head_bytes;
+        const end = headEnd(buf.subarray(0, limit));
+        if (end < 0) {
+          if (buf.length >= limit) {
+            // Oversized head: keep what the limit allows, answer 431 and close.
+            this.socket.pause();
+            const cut = parseHttpHead(buf.subarray(0, limit));
+            cut.malformed = true;
+            await this.finish(buf.subarray(0, limit), cut, true, 431);
+            return;
+          }
+          break;
+        }
+        const head = parseHttpHead(buf.subarray(0, end));
+        const body = this.bodyOf(head, buf, end);
+        if (body === 'more') break;
+        this.socket.pause();
+        const raw = buf.subarray(0, end + Math.min(body.length, this.cfg.max_body_bytes));
+        const keep = !head.close && !body.close && !head.malformed && ++this.served < this.cfg.max_requests_per_connection;
+        // The rest of the buffer (a pipelined request) stays for the next turn.
+        const rest = buf.subarray(end + body.length);
+        this.chunks = rest.length ? [Buffer.from(rest)] : [];
+        this.size = rest.length;
+        await this.finish(raw, head, !keep, head.malformed ? 400 : undefined);
+        if (!keep || this.closed) return;
+        if (this.ended && this.size === 0) {
+          this.socket.end();
+          return;
+        }
+        if (this.size > 0) this.startRequest();
+        else clearTimeout(this.requestTimer);
+        this.socket.resume();
+      }
+    } finally {
+      this.busy = false;
+    }
+    if (this.ended && !this.closed && !this.closing) {
+      // Nothing more will come: what is left is a request cut short.
+      if (this.size > 0) await this.cutShort('end');
+      else this.socket.end();
+    }
+  }
+
+  /**
+   * How many bytes after the head belong to its body, or 'more' while they have not all arrived. A
+   * chunked body, or one longer than max_body_bytes, ends the connection once max_body_bytes of it
+   * came: the rest is never read, so a connection holds at most a head and the kept body in memory.
+   */
+  private bodyOf(head: HttpHead, buf: Buffer, end: number): { length: number; close: boolean } | 'more' {
+    const have = buf.length - end;
+    const max = this.cfg.max_body_bytes;
+    if (head.chunked) {
+      // Chunked bodies are kept as received, not decoded; the terminating chunk ends them.
+      const tail = buf.subarray(end, end + max);
+      const term = tail.indexOf('\r\n0\r\n\r\n');
+      const done = tail.subarray(0, 5).toString('latin1') === '0\r\n\r\n' ? 5 : term >= 0 ? term + 7 : -1;
+      if (done >= 0) return { length: done, close: true };
+      if (have >= max) return { length: max, close: true };
+      return 'more';
+    }
+    const declared = head.contentLength ?? 0;
+    if (declared > max) return have >= max ? { length: max, close: true } : 'more';
+    if (have < declared) return 'more';
+    return { length: declared, close: false };
+  }
+
+  /** The connection went quiet, ended or ran out of time with a request unfinished: record what came. */
+  private async cutShort(why: 'idle' | 'end' | 'deadline'): Promise<void> {
+    if (this.closed || this.closing) {
+      this.socket.destroy();
+      return;
+    }
+    if (this.busy) {
+      // A request is being answered; a deadline or idle timer still ends the connection after it.
+      if (why !== 'end') this.socket.destroySoon();
+      return;
+    }
+    if (this.size === 0) {
+      this.socket.destroy();
+      return;
+    }
+    this.busy = true;
+    const buf = this.buffer().subarray(0, this.cfg.max_head_bytes + this.cfg.max_body_bytes);
+    const end = headEnd(buf);
+    const head = parseHttpHead(end >= 0 ? buf.subarray(0, end) : buf);
+    head.malformed = true;
+    this.chunks = [];
+    this.size = 0;
+    await this.finish(buf, head, true, why === 'end' ? 400 : 408);
+    this.busy = false;
+  }
+
+  /** Records the request, then answers it (a decoy, or `errorStatus`) and closes when told to. */
+  private async finish(raw: Buffer, head: HttpHead, close: boolean, errorStatus?: number): Promise<void> {
+    clearTimeout(this.requestTimer);
+    const d = this.deps;
+    if (head.malformed) this.st.malformed++;
+    const captured = httpRecord(d.identity, {
+      timestampMs: this.requestStartMs || d.now(),
+      domain: d.domains.domainOf(headerValue(head, 'host')),
+      port: d.publicPort(),
+      protocol: d.protocol ?? 'http',
+      sourceIp: this.source,
+      head,
+      raw,
+    });
+    let kept = false;
+    try {
+      kept = await d.sink.capture(captured);
+    } catch {
+      kept = false;
+    }
+    if (kept) this.st.records++;
+    else this.st.dropped++;
+    if (close) {
+      this.closing = true;
+      this.chunks = [];
+      this.size = 0;
+    }
+    if (this.closed) return;
+    this.socket.write(this.answer(head, close, errorStatus));
+    if (close) this.socket.end();
+  }
+
+  private answer(head: HttpHead, close: boolean, errorStatus?: number): Buffer {
+    const decoy = this.cfg.decoy;
+    const status = errorStatus ?? decoy.status;
+    const body = errorStatus
+      ? Buffer.from(`<html><body><h1>${status} ${STATUS_CODES[status]}</h1></body></html>\n`)
+      : Buffer.from(decoy.body);
+    const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}`, `Date: ${new Date(this.deps.now()).toUTCString()}`];
+    for (const [n, v] of Object.entries(decoy.headers)) {
+      const lower = n.toLowerCase();
+      if (lower !== 'content-length' && lower !== 'connection' && lower !== 'date') lines.push(`${n}: ${v}`);
+    }
+    lines.push(`Content-Length: ${body.length}`, `Connection: ${close ? 'close' : 'keep-alive'}`, '', '');
+    const headBytes = Buffer.from(lines.join('\r\n'), 'latin1');
+    return head.method === 'HEAD' ? headBytes : Buffer.concat([headBytes, body]);
+  }
+}
+
+function headerValue(head: HttpHead, name: string): string | undefined {
+  for (const [n, v] of Object.entries(head.headers)) if (n.toLowerCase() === name) return v;
+  return undefined;
+}

@@ -1,0 +1,490 @@
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+
+/**
+ * The sensor's on-disk queue of captured records, one per feed, so nothing captured is lost while the
+ * umbra server is unreachable or the sensor is killed (even with SIGKILL).
+ *
+ * Layout under the spool dir: `spool-id` (random, names this spool in idempotency keys), `lock` (the
+ * pid of the sensor using it), and per feed a directory of segment files `<first seq>.seg`, `acked`
+ * (the last record the server stored) and `inflight` (the batch being uploaded: its key and range).
+ * A frame is u32 length, u32 CRC-32 of the payload, then the payload (one record's JSON). Appends are
+ * written at an explicit position and fsynced before they are acknowledged; a torn tail left by a
+ * crash fails its length or CRC check and is cut off when the spool is opened.
+ *
+ * Batches are cut from the spool by sequence number, and the range is made durable (inflight) before
+ * it is sent: after a crash the same records go again under the same key, so the server stores them
+ * once however often the answer was lost.
+ */
+
+const FRAME_HEADER = 8;
+/** A payload no record can reach (the server's line limit is 2 MiB): a longer length is damage. */
+const MAX_PAYLOAD = 8 * 1_048_576;
+const SEG_RE = /^(\d{16})\.seg$/;
+
+/** The append was refused: the spool holds its maximum. */
+export class SpoolFull extends Error {
+  constructor() {
+    super('the spool is full');
+  }
+}
+
+/** The byte budget all feeds' spools share. */
+export class SpoolBudget {
+  used = 0;
+  constructor(readonly max: number) {}
+}
+
+interface Segment {
+  startSeq: number;
+  path: string;
+  /** Durable records in it. */
+  count: number;
+  /** Durable bytes (the next frame is written here). */
+  size: number;
+}
+
+export interface SpoolBatch {
+  key: string;
+  from: number;
+  to: number;
+  /** The records from..to, one JSON text each. */
+  lines: Buffer[];
+  bytes: number;
+}
+
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Replaces `name` in `dir` with `text`, durably: a crash leaves the old or the new content, never a mix. */
+function writeAtomicSync(dir: string, name: string, text: string): void {
+  const tmp = join(dir, `${name}.tmp`);
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    const buf = Buffer.from(text);
+    let off = 0;
+    // writeSync may write less than asked (a full disk mid-write): loop on the count it returns.
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, join(dir, name));
+  fsyncDir(dir);
+}
+
+/** The same without blocking the event loop (the uploader's progress files, written per batch). */
+async function writeAtomic(dir: string, name: string, text: string): Promise<void> {
+  const tmp = join(dir, `${name}.tmp`);
+  const fh = await open(tmp, 'w', 0o600);
+  try {
+    const buf = Buffer.from(text);
+    let off = 0;
+    while (off < buf.length) {
+      const { bytesWritten } = await fh.write(buf, off, buf.length - off, off);
+      if (bytesWritten <= 0) throw new Error(`short write to ${tmp}`);
+      off += bytesWritten;
+    }
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, join(dir, name));
+  await fsyncDirAsync(dir);
+}
+
+async function fsyncDirAsync(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Scans a segment's frames: how many whole, valid ones and where they end. */
+function scanSegment(path: string): { count: number; size: number; fileSize: number } {
+  const data = readFileSync(path);
+  let off = 0;
+  let count = 0;
+  while (off + FRAME_HEADER <= data.length) {
+    const len = data.readUInt32LE(off);
+    if (len > MAX_PAYLOAD || off + FRAME_HEADER + len > data.length) break;
+    const payload = data.subarray(off + FRAME_HEADER, off + FRAME_HEADER + len);
+    if (crc32(payload) !== data.readUInt32LE(off + 4)) break;
+    off += FRAME_HEADER + len;
+    count++;
+  }
+  return { count, size: off, fileSize: data.length };
+}
+
+export interface SpoolOptions {
+  /** The spool root (shared by all feeds of a sensor). */
+  root: string;
+  /** The feed id; names the directory under the root. */
+  feed: string;
+  spoolId: string;
+  segmentBytes: number;
+  budget: SpoolBudget;
+}
+
+/** One feed's queue. Open with Spool.open; append from listeners, read batches from the uploader. */
+export class Spool {
+  private readonly dir: string;
+  private segments: Segment[] = [];
+  private acked = 0;
+  private inflight: { key: string; from: number; to: number } | undefined;
+  /** The last durable sequence number. */
+  private durableSeq = 0;
+  private fh: FileHandle | undefined;
+  private queue: Array<{ frame: Buffer; resolve: () => void; reject: (e: unknown) => void }> = [];
+  private writing = false;
+  /** A write failed on the current segment: the next write starts a new one (its pages are suspect). */
+  private sealCurrent = false;
+  private readonly waiters = new Set<() => void>();
+  /** Bytes the spool had cut off as torn or damaged when it was opened. */
+  repairedBytes = 0;
+
+  private constructor(private readonly o: SpoolOptions) {
+    this.dir = join(o.root, o.feed);
+  }
+
+  static async open(o: SpoolOptions): Promise<Spool> {
+    const s = new Spool(o);
+    await s.load();
+    return s;
+  }
+
+  private async load(): Promise<void> {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    try {
+      this.acked = Number(readFileSync(join(this.dir, 'acked'), 'utf8').trim()) || 0;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    try {
+      const v = JSON.parse(readFileSync(join(this.dir, 'inflight'), 'utf8')) as { key: string; from: number; to: number };
+      if (v.to > this.acked) this.inflight = v;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    const names = readdirSync(this.dir)
+      .map((n) => SEG_RE.exec(n))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ startSeq: Number(m[1]), path: join(this.dir, m[0]) }))
+      .sort((a, b) => a.startSeq - b.startSeq);
+    for (const [i, n] of names.entries()) {
+      const scan = scanSegment(n.path);
+      if (scan.size < scan.fileSize) {
+        // A torn tail (the crash came mid-append, before its fsync acknowledged anything): cut it off
+        // so the next append is not written after garbage. In an older segment it is damage.
+        this.repairedBytes += scan.fileSize - scan.size;
+        const fh = await open(n.path, 'r+');
+        try {
+          await fh.truncate(scan.size);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+      }
+      const seg: Segment = { startSeq: n.startSeq, path: n.path, count: scan.count, size: scan.size };
+      // A segment wholly before the next one's start cannot overlap it; damage can only shorten it.
+      const next = names[i + 1];
+      if (next && seg.startSeq + seg.count > next.startSeq) seg.count = next.startSeq - seg.startSeq;
+      this.segments.push(seg);
+      this.o.budget.used += seg.size;
+    }
+    const last = this.segments.at(-1);
+    this.durableSeq = last ? last.startSeq + last.count - 1 : this.acked;
+    if (this.durableSeq < this.acked) this.durableSeq = this.acked;
+    await this.dropUploaded();
+  }
+
+  /** Records spooled and not yet stored by the server. */
+  get depth(): number {
+    return this.durableSeq - this.acked;
+  }
+
+  get bytes(): number {
+    return this.segments.reduce((n, s) => n + s.size, 0);
+  }
+
+  /**
+   * Appends one record; resolves once it is on disk (fsynced). Concurrent appends share one write and
+   * one fsync. Rejects with SpoolFull when the budget is used up, or with the write's error.
+   */
+  append(payload: Buffer): Promise<void> {
+    const frame = Buffer.allocUnsafe(FRAME_HEADER + payload.length);
+    frame.writeUInt32LE(payload.length, 0);
+    frame.writeUInt32LE(crc32(payload), 4);
+    payload.copy(frame, FRAME_HEADER);
+    if (this.o.budget.used + frame.length > this.o.budget.max) return Promise.reject(new SpoolFull());
+    this.o.budget.used += frame.length;
+    return new Promise((resolve, reject) => {
+      this.queue.push({ frame, resolve, reject });
+      if (!this.writing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.writing = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0);
+      const size = batch.reduce((n, b) => n + b.frame.length, 0);
+      let seg: Segment | undefined;
+      try {
+        seg = await this.writableSegment();
+        const buf =
+          batch.length === 1
+            ? batch[0]!.frame
+            : Buffer.concat(
+                batch.map((b) => b.frame),
+                size,
+              );
+        let off = 0;
+        while (off < buf.length) {
+          const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, seg.size + off);
+          if (bytesWritten <= 0) throw new Error(`short write to ${seg.path}`);
+          off += bytesWritten;
+        }
+        await this.fh!.datasync();
+        seg.size += size;
+        seg.count += batch.length;
+        this.durableSeq += batch.length;
+        for (const b of batch) b.resolve();
+        for (const w of [...this.waiters]) w();
+      } catch (e) {
+        this.o.budget.used -= size;
+        this.sealCurrent = true;
+        if (seg && this.fh) await this.fh.truncate(seg.size).catch(() => {});
+        for (const b of batch) b.reject(e);
+      }
+    }
+    this.writing = false;
+  }
+
+  /** The segment appends go to, starting a new one when the current one is full or suspect. */
+  private async writableSegment(): Promise<Segment> {
+    const cur = this.segments.at(-1);
+    if (cur && this.fh && !this.sealCurrent && cur.size < this.o.segmentBytes) return cur;
+    if (this.fh) await this.fh.close().catch(() => {});
+    this.fh = undefined;
+    if (cur && !this.sealCurrent && cur.size < this.o.segmentBytes) {
+      // Reopened after a restart: keep appending to the last segment.
+      this.fh = await open(cur.path, 'r+');
+      return cur;
+    }
+    this.sealCurrent = false;
+    const startSeq = this.durableSeq + 1;
+    const path = join(this.dir, `${String(startSeq).padStart(16, '0')}.seg`);
+    this.fh = await open(path, 'wx', 0o600);
+    // The new name must survive a crash too, or its records would vanish with it.
+    await fsyncDirAsync(this.dir);
+    const seg: Segment = { startSeq, path, count: 0, size: 0 };
+    this.segments.push(seg);
+    return seg;
+  }
+
+  /** Resolves when a record is appended (or at once when records wait). */
+  waitForRecords(signal?: AbortSignal): Promise<void> {
+    if (this.depth > 0 || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.waiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      this.waiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /**
+   * The next batch to upload: the one in flight when the sensor stopped (same records, same key), else
+   * the oldest records not stored yet, made durable as in flight before it is returned.
+   * undefined when nothing waits.
+   */
+  async nextBatch(maxRecords: number, maxBytes: number): Promise<SpoolBatch | undefined> {
+    if (this.inflight) {
+      const { key, from, to } = this.inflight;
+      const lines = await this.read(from, to - from + 1, Number.POSITIVE_INFINITY);
+      if (lines.length === to - from + 1) return { key, from, to, lines, bytes: lines.reduce((n, l) => n + l.length, 0) };
+      // The range is no longer on disk whole (damage): send what is there under a key of its own.
+      this.inflight = undefined;
+    }
+    if (this.depth === 0) return undefined;
+    const from = this.acked + 1;
+    const lines = await this.read(from, Math.min(maxRecords, this.depth), maxBytes);
+    if (lines.length === 0) return undefined;
+    const to = from + lines.length - 1;
+    const key = `${this.o.spoolId}.${this.o.feed}.${from}-${to}`;
+    this.inflight = { key, from, to };
+    await writeAtomic(this.dir, 'inflight', JSON.stringify(this.inflight));
+    return { key, from, to, lines, bytes: lines.reduce((n, l) => n + l.length, 0) };
+  }
+
+  /** Where the last read ended, so the next batch is read from there, not from the segment's start. */
+  private cursor: { path: string; seq: number; offset: number } | undefined;
+
+  /** Reads up to `max` records from `from`, within one segment, at least one whatever its size. */
+  private async read(from: number, max: number, maxBytes: number): Promise<Buffer[]> {
+    const seg = this.segments.find((s) => from >= s.startSeq && from < s.startSeq + s.count);
+    if (!seg) return [];
+    const c = this.cursor;
+    let seq = c && c.path === seg.path && c.seq <= from ? c.seq : seg.startSeq;
+    let pos = c && c.path === seg.path && c.seq <= from ? c.offset : 0;
+    const fh = await open(seg.path, 'r');
+    try {
+      const readAt = async (at: number, n: number): Promise<Buffer> => {
+        const buf = Buffer.allocUnsafe(n);
+        let got = 0;
+        while (got < n) {
+          const { bytesRead } = await fh.read(buf, got, n - got, at + got);
+          if (bytesRead === 0) break;
+          got += bytesRead;
+        }
+        return buf.subarray(0, got);
+      };
+      const out: Buffer[] = [];
+      let bytes = 0;
+      while (out.length < max && pos + FRAME_HEADER <= seg.size) {
+        // One read for many frames: as many bytes as the batch may hold, or the rest of the segment.
+        const want = Number.isFinite(maxBytes) ? Math.min(seg.size - pos, maxBytes + FRAME_HEADER * (max - out.length)) : seg.size - pos;
+        let data = await readAt(pos, want);
+        let off = 0;
+        let progressed = false;
+        for (;;) {
+          if (out.length >= max || off + FRAME_HEADER > data.length) break;
+          const len = data.readUInt32LE(off);
+          if (off + FRAME_HEADER + len > data.length) {
+            if (off > 0 || len > MAX_PAYLOAD) break;
+            // A single frame larger than the chunk: read it whole.
+            data = await readAt(pos, FRAME_HEADER + len);
+            if (FRAME_HEADER + len > data.length) break;
+          }
+          const payload = data.subarray(off + FRAME_HEADER, off + FRAME_HEADER + len);
+          if (crc32(payload) !== data.readUInt32LE(off + 4)) {
+            // Damage inside durable data: nothing past it in this segment can be trusted.
+            return out;
+          }
+          if (seq >= from) {
+            if (out.length > 0 && bytes + len > maxBytes) {
+              this.cursor = { path: seg.path, seq, offset: pos + off };
+              return out;
+            }
+            out.push(Buffer.from(payload));
+            bytes += len;
+          }
+          off += FRAME_HEADER + len;
+          seq++;
+          progressed = true;
+        }
+        pos += off;
+        this.cursor = { path: seg.path, seq, offset: pos };
+        if (!progressed) break;
+      }
+      return out;
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** The server stored the batch: move past it and delete the segments it finished. */
+  async ack(batch: SpoolBatch): Promise<void> {
+    this.acked = Math.max(this.acked, batch.to);
+    await writeAtomic(this.dir, 'acked', String(this.acked));
+    this.inflight = undefined;
+    try {
+      await unlink(join(this.dir, 'inflight'));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    await this.dropUploaded();
+  }
+
+  /** Deletes segments whose every record the server has (never the one appends go to). */
+  private async dropUploaded(): Promise<void> {
+    while (this.segments.length > 1) {
+      const s = this.segments[0]!;
+      if (s.startSeq + s.count - 1 > this.acked) break;
+      await unlink(s.path);
+      this.o.budget.used -= s.size;
+      this.segments.shift();
+    }
+  }
+
+  async close(): Promise<void> {
+    while (this.writing) await new Promise((r) => setImmediate(r));
+    await this.fh?.close().catch(() => {});
+    this.fh = undefined;
+  }
+}
+
+/** The spool root: made if missing, locked to this process, with its id (made on first use). */
+export function openSpoolRoot(root: string): { spoolId: string; release: () => void } {
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  const lock = join(root, 'lock');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(lock, 'wx', 0o600);
+      writeFileSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw e;
+      const pid = Number(readFileSync(lock, 'utf8').trim());
+      if (pid > 0 && pid !== process.pid && alive(pid))
+        throw new Error(`the spool ${root} is in use by another sensor (pid ${pid}); give each sensor a spool of its own`);
+      // The holder died (a crash, a kill -9): its lock goes.
+      unlinkSync(lock);
+    }
+  }
+  let spoolId: string;
+  try {
+    spoolId = readFileSync(join(root, 'spool-id'), 'utf8').trim();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    spoolId = randomBytes(9).toString('base64url');
+    writeAtomicSync(root, 'spool-id', spoolId);
+  }
+  if (!/^[A-Za-z0-9_-]{6,64}$/.test(spoolId)) throw new Error(`${join(root, 'spool-id')} is damaged; remove it only if the spool is empty`);
+  return {
+    spoolId,
+    release: () => {
+      try {
+        if (Number(readFileSync(lock, 'utf8').trim()) === process.pid) unlinkSync(lock);
+      } catch {
+        // Already gone.
+      }
+    },
+  };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

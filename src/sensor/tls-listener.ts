@@ -1,0 +1,185 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
+import type { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
+import type { TlsListenerConfig } from '../modules/sensor/sensor-config.ts';
+import { httpsRecord, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
+import { parseClientHello } from '../modules/tls/client-hello-parser.ts';
+import type { CertificateCache } from './certificates.ts';
+import { HttpHoneypot, newListenerStats, type RecordSink, SourceSlots, sourceAddress } from './http-listener.ts';
+
+const TLS_HANDSHAKE = 0x16;
+const RECORD_HEADER = 5;
+
+export interface TlsListenerDeps {
+  identity: SensorIdentity;
+  domains: DecoyDomains;
+  sink: RecordSink;
+  certificates: CertificateCache;
+  now: () => number;
+  publicPort: () => number;
+}
+
+/**
+ * A TLS port: reads the first record, which a TLS client sends as its ClientHello, and records it as
+ * honeypot_https (parsed with its JA4 by the project's own parser, raw bytes in base64). Bytes that
+ * are not a TLS handshake give a record with details null. Then, as configured, it closes or
+ * completes the handshake with a self-signed certificate and serves the HTTP inside with the HTTP
+ * listener's reader (honeypot_http records with protocol https).
+ */
+export class TlsHoneypot {
+  readonly stats = newListenerStats();
+  /** The HTTP reader for the decrypted requests; its stats count the honeypot_http records. */
+  readonly inner: HttpHoneypot;
+  private readonly slots: SourceSlots;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(
+    private readonly cfg: TlsListenerConfig,
+    private readonly deps: TlsListenerDeps,
+  ) {
+    this.slots = new SourceSlots(cfg.max_connections_per_source);
+    this.inner = new HttpHoneypot(cfg, { ...deps, protocol: 'https' });
+  }
+
+  createServer(): Server {
+    return createServer({ allowHalfOpen: true, noDelay: true, pauseOnConnect: false }, (socket) => this.handle(socket));
+  }
+
+  destroyAll(): void {
+    for (const s of this.sockets) s.destroy();
+    this.inner.destroyAll();
+  }
+
+  private handle(socket: Socket): void {
+    const st = this.stats;
+    const source = sourceAddress(socket);
+    st.connections++;
+    if (this.sockets.size >= this.cfg.max_connections || !this.slots.take(source)) {
+      st.refused++;
+      socket.destroy();
+      return;
+    }
+    st.open++;
+    this.sockets.add(socket);
+    socket.once('close', () => {
+      st.open--;
+      this.sockets.delete(socket);
+      this.slots.give(source);
+    });
+    socket.on('error', () => {});
+    const startMs = this.deps.now();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (bytes: Buffer, complete: boolean) => {
+      if (done) return;
+      done = true;
+      socket.removeListener('data', onData);
+      socket.setTimeout(0);
+      socket.pause();
+      void this.recordHello(socket, source, startMs, bytes, complete);
+    };
+    const onData = (c: Buffer) => {
+      st.bytesIn += c.length;
+      chunks.push(c);
+      size += c.length;
+      const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+      if (buf[0] !== TLS_HANDSHAKE) {
+        // Not TLS: keep what comes until the limit or the client goes quiet, then record it.
+        if (size >= this.cfg.max_hello_bytes) finish(buf.subarray(0, this.cfg.max_hello_bytes), false);
+        return;
+      }
+      if (size < RECORD_HEADER) return;
+      const need = RECORD_HEADER + buf.readUInt16BE(3);
+      if (need > this.cfg.max_hello_bytes) finish(buf.subarray(0, this.cfg.max_hello_bytes), false);
+      else if (size >= need) finish(buf, true);
+    };
+    socket.on('data', onData);
+    socket.setTimeout(this.cfg.idle_timeout_ms, () => {
+      if (size === 0) socket.destroy();
+      else finish(Buffer.concat(chunks, size), false);
+    });
+    socket.on('end', () => {
+      if (size === 0) socket.destroy();
+      else finish(Buffer.concat(chunks, size), false);
+    });
+  }
+
+  private async recordHello(socket: Socket, source: string, startMs: number, bytes: Buffer, complete: boolean): Promise<void> {
+    const d = this.deps;
+    const helloEnd = complete ? RECORD_HEADER + bytes.readUInt16BE(3) : bytes.length;
+    const hello = bytes.subarray(0, helloEnd);
+    const details = complete ? parseClientHello(hello) : null;
+    if (!details) this.stats.malformed++;
+    const sni = details?.sni ?? undefined;
+    let kept = false;
+    try {
+      kept = await d.sink.capture(
+        httpsRecord(d.identity, {
+          timestampMs: startMs,
+          domain: d.domains.domainOf(sni),
+          port: d.publicPort(),
+          sourceIp: source,
+          details,
+          raw: hello,
+        }),
+      );
+    } catch {
+      kept = false;
+    }
+    if (kept) this.stats.records++;
+    else this.stats.dropped++;
+    if (socket.destroyed) return;
+    if (!details || this.cfg.after_hello === 'close') {
+      socket.destroy();
+      return;
+    }
+    let context: import('node:tls').SecureContext;
+    try {
+      context = await d.certificates.contextFor(d.domains.certificateName(sni));
+    } catch {
+      socket.destroy();
+      return;
+    }
+    if (socket.destroyed) return;
+    // The hello was read off the socket; a JS stream hands it to the TLS engine first, then the rest.
+    const stream = replayed(socket, bytes);
+    const tls = new TLSSocket(stream as unknown as Socket, { isServer: true, secureContext: context, ALPNProtocols: ['http/1.1'] });
+    tls.on('error', () => socket.destroy());
+    tls.once('close', () => socket.destroy());
+    tls.setTimeout(this.cfg.idle_timeout_ms, () => socket.destroy());
+    tls.once('secure', () => {
+      tls.setTimeout(0);
+      this.inner.handleInner(tls, source);
+    });
+  }
+}
+
+/** A duplex over `socket` that yields `first` before the socket's later bytes. */
+function replayed(socket: Socket, first: Buffer): Duplex {
+  const stream = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk: Buffer, _enc, cb) {
+      if (socket.destroyed) return cb();
+      socket.write(chunk, () => cb());
+    },
+    final(cb) {
+      socket.end();
+      cb();
+    },
+    destroy(err, cb) {
+      socket.destroy();
+      cb(err);
+    },
+  });
+  stream.push(first);
+  socket.on('data', (c: Buffer) => {
+    if (!stream.push(c)) socket.pause();
+  });
+  socket.once('end', () => stream.push(null));
+  socket.once('close', () => stream.destroy());
+  return stream;
+}
