@@ -13,7 +13,8 @@ import { type DownloadLinks, getExportSnapshotMeta, getExportSnapshotUrl, listEx
 import { lookupDomain, lookupIp, lookupIps } from './handlers/lookup.ts';
 import { feedStreamMethod, recordEncoder } from './handlers/streams.ts';
 import { reflectionPackage } from './descriptors.ts';
-import { packageDefinition, SERVICE_NAME } from '../proto.ts';
+import { packageDefinition, protoRoot, SERVICE_NAME } from '../proto.ts';
+import { frozenPartsEncoder } from './frozen-parts-encoder.ts';
 import { type MethodDefinition, WireServer } from './wire-server.ts';
 
 export interface GrpcServerDeps {
@@ -81,6 +82,11 @@ export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
     ...Object.fromEntries(FEED_LIST.map((feed) => [feed.grpcStream, feedStreamMethod(streamCtx, feed)])),
   };
   const service = streamsTakeEncodedRecords(definition) as unknown as Record<string, MethodDefinition>;
+  // LookupIP answers keep the bytes of the frozen network and location records they share.
+  service.LookupIP = {
+    ...service.LookupIP!,
+    responseSerialize: frozenPartsEncoder(protoRoot().lookupType('example.v1.IPLookupResult'), ['network', 'location']),
+  };
   // umbra owns the listening socket and hands admitted connections to the gRPC server, so the same
   // connection limit as HTTP applies. Nothing is reclaimed here: beyond the limit new connections
   // are closed, and idle ones go after the idle timeout.

@@ -141,7 +141,7 @@ function timeoutMs(v: string | string[] | undefined): number | undefined {
  * The state every call shares: reading length-prefixed messages, sending headers, messages and the
  * final status once. Unary calls use it directly; streaming calls through StreamCall.
  */
-class WireCall extends EventEmitter {
+class WireCall {
   readonly metadata: IncomingMetadata;
   /** The request (first message) of unary and server-streaming calls. */
   request: unknown;
@@ -149,8 +149,8 @@ class WireCall extends EventEmitter {
   private done = false;
   private pending: Buffer | undefined;
   private deadline: NodeJS.Timeout | undefined;
-  /** Messages in order (bidirectional calls): set by the handler's listeners. */
-  onMessage: ((m: unknown) => void) | undefined;
+  /** Told when the client goes away before the call ended (streaming calls listen; unary ones need not). */
+  onCancel: (() => void) | undefined;
 
   constructor(
     readonly stream: ServerHttp2Stream,
@@ -158,7 +158,6 @@ class WireCall extends EventEmitter {
     readonly method: MethodDefinition,
     private readonly maxMessage: number,
   ) {
-    super();
     this.metadata = new IncomingMetadata(headers);
     const ms = timeoutMs(headers['grpc-timeout']);
     if (ms !== undefined)
@@ -243,7 +242,9 @@ class WireCall extends EventEmitter {
     this.done = true;
     this.clearDeadline();
     const stream = this.stream;
-    stream.once('wantTrailers', () => stream.sendTrailers(trailers ? { ...OK_TRAILER, ...trailers } : OK_TRAILER));
+    // The handler's own trailer object is completed in place (a copy per call showed in profiles).
+    if (trailers) trailers['grpc-status'] = '0';
+    stream.once('wantTrailers', () => stream.sendTrailers(trailers ?? OK_TRAILER));
     stream.end(frame(bytes));
   }
 
@@ -271,7 +272,7 @@ class WireCall extends EventEmitter {
     if (this.done) return;
     this.done = true;
     this.clearDeadline();
-    this.emit('cancelled');
+    this.onCancel?.();
   }
 
   private clearDeadline(): void {
@@ -288,7 +289,7 @@ class WireCall extends EventEmitter {
 export class StreamCall<Req = unknown> extends EventEmitter implements CallBase<Req> {
   constructor(private readonly call: WireCall) {
     super();
-    call.once('cancelled', () => this.emit('cancelled'));
+    call.onCancel = () => this.emit('cancelled');
     call.stream.on('drain', () => this.emit('drain'));
   }
   get request(): Req {
@@ -331,6 +332,8 @@ export interface ListenOptions {
 export class WireServer {
   private readonly methods = new Map<string, { def: MethodDefinition; handler: AnyHandler }>();
   private readonly sessions = new Set<ServerHttp2Session>();
+  /** Per connection: counts its calls in flight (a connection with none for a while is closed). */
+  private readonly calls = new WeakMap<ServerHttp2Session, { opened(): void; closed(): void }>();
   readonly http2: Http2Server | Http2SecureServer;
   private closing = false;
 
@@ -415,14 +418,15 @@ export class WireServer {
       }
     }, o.keepaliveTimeMs);
     keepalive.unref();
-    session.on('stream', (stream) => {
-      open++;
-      stream.once('close', () => {
+    this.calls.set(session, {
+      opened: () => void open++,
+      closed: () => {
         if (--open === 0) idleSince = Date.now();
-      });
+      },
     });
     session.once('close', () => {
       this.sessions.delete(session);
+      this.calls.delete(session);
       clearTimeout(idleTimer);
       clearInterval(keepalive);
     });
@@ -431,6 +435,13 @@ export class WireServer {
 
   private dispatch(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
     stream.on('error', () => {});
+    const calls = this.calls.get(stream.session as ServerHttp2Session);
+    calls?.opened();
+    let call: WireCall | undefined;
+    stream.once('close', () => {
+      calls?.closed();
+      call?.cancel();
+    });
     const contentType = headers['content-type'];
     if (typeof contentType !== 'string' || !contentType.startsWith('application/grpc')) {
       stream.respond({ ':status': 415 }, { endStream: true });
@@ -445,13 +456,12 @@ export class WireServer {
       requestDeserialize: (b) => b,
       responseSerialize: (v) => v as Buffer,
     };
-    const call = new WireCall(stream, headers, def, this.options.maxReceiveMessageLength);
+    call = new WireCall(stream, headers, def, this.options.maxReceiveMessageLength);
     if (!entry) return call.finish({ code: GrpcStatus.UNIMPLEMENTED, details: `The server does not implement the method ${path}` });
     const encoding = headers['grpc-encoding'];
     if (encoding !== undefined && encoding !== 'identity') {
       return call.finish({ code: GrpcStatus.UNIMPLEMENTED, details: `Compression ${String(encoding)} is not supported` });
     }
-    stream.once('close', () => call.cancel());
     if (def.requestStream) return this.bidi(call, entry.handler as StreamHandler);
     // Unary and server-streaming: exactly one request message, handled when the client half-closes.
     let count = 0;
