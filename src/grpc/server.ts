@@ -38,20 +38,6 @@ export interface GrpcTls {
   key: Buffer;
 }
 
-/**
- * Stream methods also accept an already encoded message (a Buffer): a record is encoded once per
- * feed and the bytes are shared by every subscriber (as HTTP shares one JSON line), instead of
- * encoding it again for each open call.
- */
-function streamsTakeEncodedRecords(def: ServiceDefinition): ServiceDefinition {
-  const out: Record<string, unknown> = {};
-  for (const [name, m] of Object.entries(def)) {
-    const serialize = m.responseSerialize;
-    out[name] = m.responseStream ? { ...m, responseSerialize: (v: unknown) => (Buffer.isBuffer(v) ? v : serialize(v)) } : m;
-  }
-  return out as ServiceDefinition;
-}
-
 /** Reads the configured PEM files (UMBRA_GRPC_TLS_CERT / _KEY); undefined when TLS is not configured. */
 export function readGrpcTls(files: { certFile: string; keyFile: string } | undefined): GrpcTls | undefined {
   return files && { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
@@ -81,7 +67,8 @@ export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
     GetExportSnapshotMeta: getExportSnapshotMeta(ctx, s),
     ...Object.fromEntries(FEED_LIST.map((feed) => [feed.grpcStream, feedStreamMethod(streamCtx, feed)])),
   };
-  const service = streamsTakeEncodedRecords(definition) as unknown as Record<string, MethodDefinition>;
+  // Stream records are written already encoded (writeEncoded): one encoding per feed message, shared by every call on it.
+  const service = { ...definition } as unknown as Record<string, MethodDefinition>;
   // LookupIP answers keep the bytes of the frozen network and location records they share.
   service.LookupIP = {
     ...service.LookupIP!,

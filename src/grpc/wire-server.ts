@@ -229,6 +229,24 @@ class WireCall {
     return this.stream.write(frame(bytes));
   }
 
+  /** Writes already encoded messages in one write; false when the peer's window is full (wait for 'drain'). */
+  writeEncoded(messages: Buffer[]): boolean {
+    if (this.done || this.stream.destroyed) return false;
+    this.sendHeaders();
+    if (messages.length === 1) return this.stream.write(frame(messages[0]!));
+    let size = 0;
+    for (const m of messages) size += 5 + m.length;
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (const m of messages) {
+      out[at] = 0;
+      out.writeUInt32BE(m.length, at + 1);
+      m.copy(out, at + 5);
+      at += 5 + m.length;
+    }
+    return this.stream.write(out);
+  }
+
   /** The one answer of a unary call and its OK status, in as few writes as HTTP/2 allows. */
   answer(value: unknown, trailers?: OutgoingMetadata): void {
     if (this.done || this.stream.destroyed) return;
@@ -312,6 +330,10 @@ export class StreamCall<Req = unknown> extends EventEmitter implements CallBase<
   }
   write(message: unknown): boolean {
     return this.call.writeMessage(message);
+  }
+  /** Already encoded messages (shared by every call on a feed), in one write; false: wait for 'drain'. */
+  writeEncoded(messages: Buffer[]): boolean {
+    return this.call.writeEncoded(messages);
   }
   /** Ends with OK. */
   end(): void {

@@ -76,11 +76,8 @@ async function pump(ctx: StreamContext, feed: FeedDef, call: StreamCall, stream:
   const why = await pumpStream(
     stream,
     {
-      write: (batch) => {
-        let ok = true;
-        for (const m of batch) ok = call.write(ctx.encoded(feed, m));
-        return ok;
-      },
+      // One write (and so as few DATA frames as the window allows) per batch the bus delivers.
+      write: (batch) => call.writeEncoded(batch.map((m) => ctx.encoded(feed, m))),
       onPeerGone: (listener) => {
         call.once('cancelled', listener);
         return () => call.off('cancelled', listener);
