@@ -15,10 +15,10 @@ import type { Socket } from 'node:net';
 /**
  * The gRPC protocol over node:http2, for the one service umbra serves and reflection.
  *
- * Why not grpc-js: measured with h2load, grpc-js answers a fixed message at about half the rate of
- * node:http2 answering the same frames (interceptor chains, a Metadata object cloned per call,
- * channelz, several streams and promises per call), and umbra's calls paid that on top of their own
- * work. The protocol a unary or server-streaming call needs is small: a length-prefixed message in,
+ * Why not grpc-js's server: per call it costs about twice the CPU of node:http2 answering the same
+ * frames (interceptor chains, a Metadata object cloned per call, channelz, several streams and
+ * promises per call; figures in docs/grpc.md), and umbra's calls paid that on top of their own work.
+ * The protocol a unary or server-streaming call needs is small: a length-prefixed message in,
  * length-prefixed messages out, the status in trailers. Messages are still encoded by the
  * proto-loader serializers of the one .proto, so the bytes are those grpc-js sent.
  *
