@@ -47,11 +47,21 @@ export function unary<Req, Res>(
   resolve: (req: Req) => Operation,
   run: (caller: Caller, req: Req, op: Operation, call: CallInfo) => MaybePromise<Outcome<Res>>,
 ): UnaryHandler<Req, Res> {
+  // The method's counters by status code, made once: prom-client hashes a label set on every inc.
+  const counters = new Map<number, { inc(): void }>();
+  const count = (method: string, code: number) => {
+    let c = counters.get(code);
+    if (c === undefined) {
+      c = ctx.metrics.grpcCalls.labels({ method, code: codeName(code) });
+      counters.set(code, c);
+    }
+    c.inc();
+  };
   return (call, rawCallback) => {
     const method = call.getPath().slice(call.getPath().lastIndexOf('/') + 1);
     // Every answer is counted by method and status code.
     const callback: typeof rawCallback = (err, value, trailer) => {
-      ctx.metrics.grpcCalls.inc({ method, code: codeName(err ? err.code : GrpcStatus.OK) });
+      count(method, err ? err.code : GrpcStatus.OK);
       rawCallback(err, value, trailer);
     };
     const secret = apiKeyOf(call.metadata);
