@@ -1,13 +1,22 @@
-// Issue 6 figures: LookupIP calls/s over one gRPC channel with 50 calls in flight, against GET
-// /lookup/ip req/s (50 connections) on the same server in the same run; and events/s streamed to 20
-// concurrent StreamProxies calls, against 20 NDJSON consumers of the same feed in the same run.
+// LookupIP driven by h2load (C, its own process) against three servers in their own processes, in
+// alternating rounds: umbra, bare grpc-js answering a fixed result of the same size, and node:http2
+// alone answering the same gRPC frames (the ceiling of any gRPC server on node); GET /lookup/ip driven
+// by wrk on the same umbra. Besides calls/s, each server's CPU time per call (from /proc), which
+// a noisy neighbour on the shared machine disturbs less than the rate.
+// Issue 6 figures (JS clients, kept as extra figures): LookupIP calls/s over one grpc-js channel with
+// 50 calls in flight, against GET /lookup/ip req/s (autocannon, 50 connections); and events/s streamed
+// to 20 concurrent StreamProxies calls, against 20 NDJSON consumers of the same feed in the same run.
 // Every load is bounded in time and stays on 127.0.0.1.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { request } from 'node:http';
 import { createInterface, type Interface } from 'node:readline';
 import autocannon from 'autocannon';
-import { credentials, loadPackageDefinition, Metadata, type Client } from '@grpc/grpc-js';
-import { loadProto } from '../src/proto.ts';
+import { credentials, loadPackageDefinition, Metadata, type Client, type ServiceDefinition } from '@grpc/grpc-js';
+import { loadProto, packageDefinition, SERVICE_NAME } from '../src/proto.ts';
 
 interface Server {
   child: ChildProcess;
@@ -83,6 +92,105 @@ const httpLoad = (port: number, key: string, seconds: number) =>
             : resolve(res.requests.average),
     ),
   );
+
+const H2LOAD = process.env.UMBRA_BENCH_H2LOAD ?? '/usr/bin/h2load';
+const WRK = process.env.UMBRA_BENCH_WRK ?? '/usr/bin/wrk';
+const run = promisify(execFile);
+
+/** CPU time (user + system, ms) a process has used, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/** A file holding one gRPC frame: flag 0, big-endian length, the LookupIP request (h2load -d sends it as the body). */
+function lookupFrameFile(ip: string): string {
+  const m = (packageDefinition()[SERVICE_NAME] as ServiceDefinition).LookupIP!.requestSerialize({ ip_address: ip });
+  const frame = Buffer.alloc(5 + m.length);
+  frame.writeUInt32BE(m.length, 1);
+  m.copy(frame, 5);
+  const file = join(mkdtempSync(join(tmpdir(), 'umbra-h2load-')), 'lookup-ip.grpc');
+  writeFileSync(file, frame);
+  return file;
+}
+
+/** h2load: `connections` × `streams` LookupIP calls in flight over h2c for `seconds`; calls/s (every call must succeed). */
+async function h2loadLookup(
+  port: number,
+  key: string,
+  frameFile: string,
+  seconds: number,
+  connections: number,
+  streams = 50,
+): Promise<number> {
+  const args = ['-D', String(seconds), '-c', String(connections), '-m', String(streams), '-t', '1'];
+  args.push('-H', 'content-type: application/grpc', '-H', 'te: trailers', '-H', `x-api-key: ${key}`, '-d', frameFile);
+  const { stdout } = await run(H2LOAD, [...args, `http://127.0.0.1:${port}/example.v1.ExampleService/LookupIP`]);
+  const failed = Number(/(\d+) failed/.exec(stdout)?.[1] ?? 'NaN');
+  if (failed !== 0 || !/(\d+) 2xx/.test(stdout)) throw new Error(`h2load: ${stdout}`);
+  return Number(/finished in [\d.]+s, ([\d.]+) req\/s/.exec(stdout)![1]);
+}
+
+/** wrk: GET /lookup/ip/{ip}, 50 connections, `seconds`; req/s (every answer must be 2xx). */
+async function wrkLookup(port: number, key: string, ip: string, seconds: number): Promise<number> {
+  const { stdout } = await run(WRK, [
+    '-t1',
+    '-c50',
+    `-d${seconds}s`,
+    '-H',
+    `x-api-key: ${key}`,
+    `http://127.0.0.1:${port}/api/v4/lookup/ip/${ip}`,
+  ]);
+  if (/Non-2xx|Socket errors/.test(stdout)) throw new Error(`wrk: ${stdout}`);
+  return Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)![1]);
+}
+
+interface Measured {
+  rate: number[];
+  /** CPU µs per call of the server process. */
+  cpu: number[];
+}
+
+async function measure(pid: number, seconds: number, load: () => Promise<number>, into: Measured): Promise<void> {
+  const c0 = cpuMs(pid);
+  const rate = await load();
+  into.rate.push(rate);
+  into.cpu.push(((cpuMs(pid) - c0) * 1000) / (rate * seconds));
+}
+
+/** h2load and wrk rounds, alternating: umbra LookupIP, bare grpc-js, raw node:http2, umbra HTTP. */
+async function cLookups(seconds: number, rounds: number, connections: number) {
+  const ip = '8.8.8.8';
+  const umbra = await start('bench/servers/umbra-server.ts');
+  const { port, grpcPort, key } = umbra.info;
+  const sample = await (await fetch(`http://127.0.0.1:${port}/api/v4/lookup/ip/${ip}`, { headers: { 'x-api-key': key } })).text();
+  const bare = await start('bench/servers/bare-grpc-server.ts', [sample]);
+  const raw = await start('bench/servers/raw-http2-grpc-server.ts', [sample]);
+  const frame = lookupFrameFile(ip);
+  const m = {
+    umbra: { rate: [], cpu: [] },
+    bare: { rate: [], cpu: [] },
+    raw: { rate: [], cpu: [] },
+    http: { rate: [], cpu: [] },
+  } as Record<string, Measured>;
+  try {
+    await h2loadLookup(grpcPort, key, frame, 3, connections);
+    await h2loadLookup(bare.info.grpcPort, 'none', frame, 2, connections);
+    await h2loadLookup(raw.info.grpcPort, 'none', frame, 2, connections);
+    await wrkLookup(port, key, ip, 3);
+    for (let r = 0; r < rounds; r++) {
+      await measure(umbra.child.pid!, seconds, () => h2loadLookup(grpcPort, key, frame, seconds, connections), m.umbra!);
+      await measure(bare.child.pid!, seconds, () => h2loadLookup(bare.info.grpcPort, 'none', frame, seconds, connections), m.bare!);
+      await measure(raw.child.pid!, seconds, () => h2loadLookup(raw.info.grpcPort, 'none', frame, seconds, connections), m.raw!);
+      await measure(umbra.child.pid!, seconds, () => wrkLookup(port, key, ip, seconds), m.http!);
+    }
+    return m;
+  } finally {
+    await stop(raw);
+    await stop(bare);
+    await stop(umbra);
+  }
+}
 
 async function lookups(seconds: number, rounds: number) {
   const umbra = await start('bench/servers/umbra-server.ts');
@@ -189,12 +297,31 @@ export async function streamed(transport: 'grpc' | 'http', rate: number, seconds
 }
 
 export async function benchGrpc(seconds = 5, rounds = 3): Promise<Record<string, number | string>> {
+  const c: Record<string, number | string> = {};
+  for (const connections of [1, 4]) {
+    const m = await cLookups(seconds, rounds, connections);
+    const rate = (k: string) => median(m[k]!.rate);
+    const cpu = (k: string) => median(m[k]!.cpu);
+    const tag = `h2load -c${connections} -m50`;
+    c[`${tag}: rounds`] =
+      `${rounds} x ${seconds} s, medians; calls/s per round: umbra ${m.umbra!.rate.map(Math.round).join(' / ')}, bare grpc-js ` +
+      `${m.bare!.rate.map(Math.round).join(' / ')}, raw http2 ${m.raw!.rate.map(Math.round).join(' / ')}, HTTP (wrk -c50) ${m.http!.rate.map(Math.round).join(' / ')}`;
+    c[`${tag}: LookupIP calls/s`] = Math.round(rate('umbra'));
+    c[`${tag}: bare grpc-js calls/s`] = Math.round(rate('bare'));
+    c[`${tag}: raw node:http2 calls/s`] = Math.round(rate('raw'));
+    c[`${tag}: GET /lookup/ip req/s (wrk)`] = Math.round(rate('http'));
+    c[`${tag}: LookupIP / bare grpc-js`] = Number((rate('umbra') / rate('bare')).toFixed(3));
+    c[`${tag}: LookupIP / HTTP`] = Number((rate('umbra') / rate('http')).toFixed(3));
+    c[`${tag}: CPU µs/call umbra, bare, raw, HTTP`] = ['umbra', 'bare', 'raw', 'http'].map((k) => cpu(k).toFixed(1)).join(', ');
+    c[`${tag}: CPU ratio bare grpc-js / LookupIP`] = Number((cpu('bare') / cpu('umbra')).toFixed(3));
+  }
   const { g, b, h } = await lookups(seconds, rounds);
   const rate = 10_000; // proxies records/s published: × 20 consumers = 200,000 deliveries/s offered
   const viaGrpc = await streamed('grpc', rate, seconds, 20);
   const viaHttp = await streamed('http', rate, seconds, 20);
   return {
-    rounds:
+    ...c,
+    'JS clients: rounds':
       `${rounds} x ${seconds} s, medians; per round: gRPC ${g.map(Math.round).join(' / ')}, bare grpc-js ` +
       `${b.map(Math.round).join(' / ')}, HTTP ${h.map(Math.round).join(' / ')}`,
     'LookupIP calls/s (one channel, 50 in flight)': Math.round(median(g)),

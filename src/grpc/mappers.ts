@@ -51,8 +51,10 @@ export function ipResultToProto(r: IpResult): Record<string, unknown> {
     ...r,
     intelligence: {
       ...intel,
-      devices: intel.devices.map((d) => ({ ...d, last_seen: toTimestamp(d.last_seen) })),
-      providers: intel.providers.map((p) => ({ ...p, last_seen: toTimestamp(p.last_seen) })),
+      // Most addresses have neither: the empty arrays are passed as they are.
+      devices: intel.devices.length === 0 ? intel.devices : intel.devices.map((d) => ({ ...d, last_seen: toTimestamp(d.last_seen) })),
+      providers:
+        intel.providers.length === 0 ? intel.providers : intel.providers.map((p) => ({ ...p, last_seen: toTimestamp(p.last_seen) })),
     },
     evidence: r.evidence && evidenceToProto(r.evidence),
   };

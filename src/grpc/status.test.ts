@@ -32,9 +32,9 @@ describe(toGrpcFailure.name, () => {
       resetSeconds: 1,
       retryAfterSeconds: 1,
     });
-    assert.equal(f.metadata.get('retry-after')[0], '1');
-    assert.equal(f.metadata.get('ratelimit-limit')[0], '10');
-    assert.equal(f.metadata.get('ratelimit-remaining')[0], '0');
+    assert.equal(f.metadata['retry-after'], '1');
+    assert.equal(f.metadata['ratelimit-limit'], '10');
+    assert.equal(f.metadata['ratelimit-remaining'], '0');
     assert.equal(f.details, 'slow down');
   });
 
@@ -54,7 +54,7 @@ describe(toGrpcFailure.name, () => {
     for (const code of ['ENOSPC', 'EROFS', 'EIO', 'SQLITE_BUSY', 'SQLITE_FULL', 'SQLITE_IOERR_WRITE', 'SQLITE_READONLY']) {
       const f = toGrpcFailure(Object.assign(new Error(`${code}: /var/lib/umbra/feeds/x`), { code }));
       assert.equal(f.code, status.UNAVAILABLE, code);
-      assert.ok(Number(f.metadata.get('retry-after')[0]) >= 1, code);
+      assert.ok(Number(f.metadata['retry-after']) >= 1, code);
       assert.doesNotMatch(f.details, /var\/lib/, 'no path in the detail');
       const problem = toProblem(Object.assign(new Error(code), { code }));
       assert.equal(problem.status, /ENOSPC|SQLITE_FULL/.test(code) ? 507 : 503, code);

@@ -1,18 +1,18 @@
-import { Metadata, type ServiceError } from '@grpc/grpc-js';
 import { asAppError, publicDetail, retryAfterSeconds, STATUS } from '../errors.ts';
 import type { RateDecision } from '../modules/ratelimit/rate-limiter.ts';
+import type { CallFailure, OutgoingMetadata } from './wire-server.ts';
 
 /** RateLimit-* as gRPC metadata entries: the same integers the HTTP headers carry. */
-export function rateMetadata(md: Metadata, rate: RateDecision | undefined): Metadata {
+export function rateMetadata(md: OutgoingMetadata, rate: RateDecision | undefined): OutgoingMetadata {
   if (rate) {
-    md.set('ratelimit-limit', String(rate.limit));
-    md.set('ratelimit-remaining', String(rate.remaining));
-    md.set('ratelimit-reset', String(rate.resetSeconds));
+    md['ratelimit-limit'] = String(rate.limit);
+    md['ratelimit-remaining'] = String(rate.remaining);
+    md['ratelimit-reset'] = String(rate.resetSeconds);
   }
   return md;
 }
 
-export type GrpcFailure = Pick<ServiceError, 'code' | 'details' | 'metadata'>;
+export type GrpcFailure = Required<CallFailure>;
 
 /**
  * Any thrown error → a gRPC status through the one STATUS table of errors.ts, so HTTP and gRPC never
@@ -21,8 +21,8 @@ export type GrpcFailure = Pick<ServiceError, 'code' | 'details' | 'metadata'>;
  */
 export function toGrpcFailure(err: unknown, rate?: RateDecision): GrpcFailure {
   const app = asAppError(err);
-  const metadata = rateMetadata(new Metadata(), rate);
+  const metadata = rateMetadata({}, rate);
   const retryAfter = retryAfterSeconds(app);
-  if (retryAfter !== undefined) metadata.set('retry-after', String(retryAfter));
+  if (retryAfter !== undefined) metadata['retry-after'] = String(retryAfter);
   return { code: STATUS[app.code].grpc, details: publicDetail(app), metadata };
 }

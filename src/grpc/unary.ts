@@ -1,4 +1,3 @@
-import { Metadata, status, type handleUnaryCall } from '@grpc/grpc-js';
 import { isPromise, type MaybePromise } from '../lib/maybe-promise.ts';
 import type { Caller } from '../modules/accounts/account-service.ts';
 import type { Billed } from '../modules/lookup/lookup-service.ts';
@@ -8,14 +7,14 @@ import type { Metrics } from '../metrics.ts';
 import type { Logger } from 'pino';
 import { isAppError } from '../errors.ts';
 import { rateMetadata, toGrpcFailure } from './status.ts';
+import { GrpcStatus, statusName, type IncomingMetadata, type UnaryHandler } from './wire-server.ts';
 
 /** A status code's name (`RESOURCE_EXHAUSTED`), the metrics label. */
-export const codeName = (code: number | undefined): string => status[code ?? status.UNKNOWN] ?? String(code);
+export const codeName = (code: number | undefined): string => statusName(code ?? GrpcStatus.UNKNOWN);
 
 /** The x-api-key metadata entry as sent (the first one). */
-export function apiKeyOf(md: Metadata): string | undefined {
-  const v = md.get('x-api-key')[0];
-  return typeof v === 'string' ? v : undefined;
+export function apiKeyOf(md: IncomingMetadata): string | undefined {
+  return md.get('x-api-key')[0];
 }
 
 export interface CallContext {
@@ -47,12 +46,22 @@ export function unary<Req, Res>(
   ctx: CallContext,
   resolve: (req: Req) => Operation,
   run: (caller: Caller, req: Req, op: Operation, call: CallInfo) => MaybePromise<Outcome<Res>>,
-): handleUnaryCall<Req, Res> {
+): UnaryHandler<Req, Res> {
+  // The method's counters by status code, made once: prom-client hashes a label set on every inc.
+  const counters = new Map<number, { inc(): void }>();
+  const count = (method: string, code: number) => {
+    let c = counters.get(code);
+    if (c === undefined) {
+      c = ctx.metrics.grpcCalls.labels({ method, code: codeName(code) });
+      counters.set(code, c);
+    }
+    c.inc();
+  };
   return (call, rawCallback) => {
     const method = call.getPath().slice(call.getPath().lastIndexOf('/') + 1);
     // Every answer is counted by method and status code.
     const callback: typeof rawCallback = (err, value, trailer) => {
-      ctx.metrics.grpcCalls.inc({ method, code: codeName(err ? (err as { code?: number }).code : status.OK) });
+      count(method, err ? err.code : GrpcStatus.OK);
       rawCallback(err, value, trailer);
     };
     const secret = apiKeyOf(call.metadata);
@@ -71,10 +80,10 @@ export function unary<Req, Res>(
         callback(toGrpcFailure(e, admission.rate));
       };
       const finish = (o: Outcome<Res>) => {
-        const trailer = rateMetadata(new Metadata(), admission.rate);
+        const trailer = rateMetadata({}, admission.rate);
         if (o.billed) {
-          trailer.set('x-credits-remaining', String(o.billed.creditsRemaining));
-          if (o.billed.dataVersion !== undefined) trailer.set('x-data-version', o.billed.dataVersion);
+          trailer['x-credits-remaining'] = String(o.billed.creditsRemaining);
+          if (o.billed.dataVersion !== undefined) trailer['x-data-version'] = o.billed.dataVersion;
           ctx.metrics.charge(op.id, o.billed.charged);
         }
         callback(null, o.value, trailer);

@@ -1,4 +1,3 @@
-import { Metadata, status, type handleServerStreamingCall, type ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { FeedDef } from '../../modules/feeds/feed-catalog.ts';
 import type { FeedStream } from '../../modules/feeds/stream-service.ts';
@@ -9,6 +8,7 @@ import type { Services } from '../../services.ts';
 import { feedRecordToProto } from '../mappers.ts';
 import { rateMetadata, toGrpcFailure } from '../status.ts';
 import { apiKeyOf, codeName, type CallContext } from '../unary.ts';
+import { GrpcStatus as status, type StreamCall, type StreamHandler } from '../wire-server.ts';
 
 export interface StreamContext extends CallContext {
   services: Services;
@@ -42,7 +42,7 @@ export function recordEncoder(serializers: Record<string, (value: object) => Buf
  * (backend check, team allowance) and the same bus subscription as the HTTP route. A cancelled call
  * frees its stream slot at once; the lifetime and server shutdown end the call with OK.
  */
-export function feedStreamMethod(ctx: StreamContext, feed: FeedDef): handleServerStreamingCall<unknown, unknown> {
+export function feedStreamMethod(ctx: StreamContext, feed: FeedDef): StreamHandler {
   const op = FEED_STREAM_OPERATIONS[feed.id];
   return (call) => {
     ctx.guard.admit(op, apiKeyOf(call.metadata), (err, admission) => {
@@ -51,7 +51,7 @@ export function feedStreamMethod(ctx: StreamContext, feed: FeedDef): handleServe
         count(ctx, feed, failure.code);
         return fail(call, failure);
       }
-      call.sendMetadata(rateMetadata(new Metadata(), admission.rate));
+      call.sendMetadata(rateMetadata({}, admission.rate));
       ctx.services.streams.open(admission.caller!, feed, ctx.closing).then(
         (stream) => void pump(ctx, feed, call, stream),
         (e) => {
@@ -64,23 +64,20 @@ export function feedStreamMethod(ctx: StreamContext, feed: FeedDef): handleServe
   };
 }
 
-function fail(call: ServerWritableStream<unknown, unknown>, failure: ReturnType<typeof toGrpcFailure>): void {
-  if (!call.cancelled) call.emit('error', failure);
+function fail(call: StreamCall, failure: ReturnType<typeof toGrpcFailure>): void {
+  if (!call.cancelled) call.fail(failure);
 }
 
 const count = (ctx: CallContext, feed: FeedDef, code: number | undefined) =>
   ctx.metrics.grpcCalls.inc({ method: feed.grpcStream, code: codeName(code) });
 
-async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStream<unknown, unknown>, stream: FeedStream): Promise<void> {
+async function pump(ctx: StreamContext, feed: FeedDef, call: StreamCall, stream: FeedStream): Promise<void> {
   ctx.metrics.streamsOpen.inc({ feed: feed.id });
   const why = await pumpStream(
     stream,
     {
-      write: (batch) => {
-        let ok = true;
-        for (const m of batch) ok = call.write(ctx.encoded(feed, m));
-        return ok;
-      },
+      // One write (and so as few DATA frames as the window allows) per batch the bus delivers.
+      write: (batch) => call.writeEncoded(batch.map((m) => ctx.encoded(feed, m))),
       onPeerGone: (listener) => {
         call.once('cancelled', listener);
         return () => call.off('cancelled', listener);
@@ -110,15 +107,15 @@ async function pump(ctx: StreamContext, feed: FeedDef, call: ServerWritableStrea
     fail(call, {
       code: status.UNAVAILABLE,
       details: 'The stream fell too far behind the feed and was disconnected; reconnect and read faster.',
-      metadata: new Metadata(),
+      metadata: {},
     });
   else if (why === 'backend')
-    fail(call, { code: status.UNAVAILABLE, details: 'The streaming backend is unavailable; retry shortly.', metadata: new Metadata() });
+    fail(call, { code: status.UNAVAILABLE, details: 'The streaming backend is unavailable; retry shortly.', metadata: {} });
   else if (why === 'lease_lost')
     fail(call, {
       code: status.UNAVAILABLE,
       details: "The stream could not keep its slot of the team's concurrent-stream allowance; reconnect shortly.",
-      metadata: new Metadata(),
+      metadata: {},
     });
   else call.end();
 }

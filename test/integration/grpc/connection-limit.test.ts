@@ -8,8 +8,8 @@ import { buildTestApp } from '../../helpers/build-test-app.ts';
 import { grpcClient } from '../../helpers/grpc-client.ts';
 import { rawConnect } from '../../helpers/raw-http.ts';
 
-// The gRPC port: grpc-js has no connection cap of its own; umbra's listener applies one
-// (UMBRA_GRPC_MAX_CONNECTIONS) and grpc.max_connection_idle_ms closes connections without calls.
+// The gRPC port: umbra's listener caps connections (UMBRA_GRPC_MAX_CONNECTIONS) and the gRPC server
+// closes connections without calls (UMBRA_GRPC_IDLE_TIMEOUT_MS).
 
 async function setup(t: TestContext, env: Record<string, string>) {
   const sockets: Socket[] = [];
