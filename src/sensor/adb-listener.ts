@@ -17,7 +17,8 @@ import {
 } from '../modules/sensor/adb-protocol.ts';
 import type { AdbListenerConfig } from '../modules/sensor/sensor-config.ts';
 import type { Captured } from '../modules/sensor/sensor-records.ts';
-import { newListenerStats, type RecordSink, SourceSlots, sourceAddress } from './http-listener.ts';
+import { newListenerStats, type RecordSink } from './http-listener.ts';
+import { ConnectionGate } from './connection-gate.ts';
 
 export interface AdbListenerDeps {
   sink: RecordSink;
@@ -47,14 +48,13 @@ interface Stream {
  */
 export class AdbHoneypot {
   readonly stats = newListenerStats();
-  private readonly slots: SourceSlots;
-  private readonly sockets = new Set<Socket>();
+  private readonly gate: ConnectionGate;
 
   constructor(
     private readonly cfg: AdbListenerConfig,
     private readonly deps: AdbListenerDeps,
   ) {
-    this.slots = new SourceSlots(cfg.max_connections_per_source);
+    this.gate = new ConnectionGate(cfg, this.stats);
   }
 
   createServer(): Server {
@@ -62,26 +62,13 @@ export class AdbHoneypot {
   }
 
   destroyAll(): void {
-    for (const s of this.sockets) s.destroy();
+    this.gate.destroyAll();
   }
 
   private handle(socket: Socket): void {
+    const source = this.gate.admit(socket);
+    if (source === undefined) return;
     const st = this.stats;
-    const source = sourceAddress(socket);
-    st.connections++;
-    if (this.sockets.size >= this.cfg.max_connections || !this.slots.take(source)) {
-      st.refused++;
-      socket.destroy();
-      return;
-    }
-    st.open++;
-    this.sockets.add(socket);
-    socket.once('close', () => {
-      st.open--;
-      this.sockets.delete(socket);
-      this.slots.give(source);
-    });
-    socket.on('error', () => {});
     socket.setTimeout(this.cfg.idle_timeout_ms, () => socket.destroy());
     const session = randomUUID();
     let sequence = 0;

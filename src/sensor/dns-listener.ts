@@ -4,7 +4,8 @@ import type { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
 import { answerDnsQuery, type DnsAnswerOptions } from '../modules/sensor/dns-answer.ts';
 import type { DnsListenerConfig } from '../modules/sensor/sensor-config.ts';
 import { dnsRecord, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
-import { newListenerStats, type RecordSink, SourceSlots, sourceAddress } from './http-listener.ts';
+import { newListenerStats, type RecordSink } from './http-listener.ts';
+import { ConnectionGate } from './connection-gate.ts';
 
 /** A DNS message over TCP is at most 65,535 bytes after its 2-byte length. */
 const MAX_TCP_MESSAGE = 65_535;
@@ -57,8 +58,7 @@ export interface DnsListenerDeps {
 export class DnsHoneypot {
   readonly stats = { ...newListenerStats(), rateLimited: 0, truncated: 0, refused_any: 0 };
   private readonly limit: SourceRateLimit;
-  private readonly slots: SourceSlots;
-  private readonly tcpSockets = new Set<Socket>();
+  private readonly gate: ConnectionGate;
   private readonly answer: DnsAnswerOptions;
 
   constructor(
@@ -66,7 +66,7 @@ export class DnsHoneypot {
     private readonly deps: DnsListenerDeps,
   ) {
     this.limit = new SourceRateLimit(cfg.rate_per_source, cfg.burst_per_source, deps.now);
-    this.slots = new SourceSlots(cfg.max_connections_per_source);
+    this.gate = new ConnectionGate(cfg, this.stats);
     this.answer = {
       mode: cfg.answer,
       ...(cfg.decoy_ipv4 ? { ipv4: cfg.decoy_ipv4 } : {}),
@@ -141,26 +141,13 @@ export class DnsHoneypot {
   }
 
   destroyAll(): void {
-    for (const s of this.tcpSockets) s.destroy();
+    this.gate.destroyAll();
   }
 
   private tcpConnection(socket: Socket): void {
+    const source = this.gate.admit(socket);
+    if (source === undefined) return;
     const st = this.stats;
-    const source = sourceAddress(socket);
-    st.connections++;
-    if (this.tcpSockets.size >= this.cfg.max_connections || !this.slots.take(source)) {
-      st.refused++;
-      socket.destroy();
-      return;
-    }
-    st.open++;
-    this.tcpSockets.add(socket);
-    socket.once('close', () => {
-      st.open--;
-      this.tcpSockets.delete(socket);
-      this.slots.give(source);
-    });
-    socket.on('error', () => {});
     socket.setTimeout(this.cfg.idle_timeout_ms, () => socket.destroy());
     let buf: Buffer = Buffer.alloc(0);
     let busy = false;

@@ -4,6 +4,7 @@ import type { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
 import { headEnd, parseHttpHead, type HttpHead } from '../modules/sensor/http-head.ts';
 import type { HttpHandling } from '../modules/sensor/sensor-config.ts';
 import { httpRecord, type Captured, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
+import { ConnectionGate } from './connection-gate.ts';
 
 /** Where listeners hand their records; resolves true once a record is kept (durable), false when dropped. */
 export interface RecordSink {
@@ -34,29 +35,6 @@ export const newListenerStats = (): ListenerStats => ({
   bytesIn: 0,
 });
 
-/** `::ffff:203.0.113.7` (an IPv4 client of a dual-stack socket) is recorded as 203.0.113.7. */
-export function sourceAddress(socket: Socket): string {
-  const a = socket.remoteAddress ?? '';
-  return a.startsWith('::ffff:') && a.includes('.') ? a.slice(7) : a;
-}
-
-/** Counts connections per source address, so one source cannot take all of a listener's slots. */
-export class SourceSlots {
-  private readonly bySource = new Map<string, number>();
-  constructor(private readonly perSource: number) {}
-  take(source: string): boolean {
-    const n = this.bySource.get(source) ?? 0;
-    if (n >= this.perSource) return false;
-    this.bySource.set(source, n + 1);
-    return true;
-  }
-  give(source: string): void {
-    const n = (this.bySource.get(source) ?? 1) - 1;
-    if (n <= 0) this.bySource.delete(source);
-    else this.bySource.set(source, n);
-  }
-}
-
 export interface HttpListenerDeps {
   identity: SensorIdentity;
   domains: DecoyDomains;
@@ -76,14 +54,13 @@ export interface HttpListenerDeps {
  */
 export class HttpHoneypot {
   readonly stats = newListenerStats();
-  private readonly slots: SourceSlots;
-  private readonly sockets = new Set<Socket>();
+  private readonly gate: ConnectionGate;
 
   constructor(
     private readonly cfg: HttpHandling,
     private readonly deps: HttpListenerDeps,
   ) {
-    this.slots = new SourceSlots(cfg.max_connections_per_source);
+    this.gate = new ConnectionGate(cfg, this.stats);
   }
 
   /** A net server for this listener (the TLS listener hands its decrypted sockets to handle()). */
@@ -94,27 +71,12 @@ export class HttpHoneypot {
 
   /** Closes every open connection (shutdown). */
   destroyAll(): void {
-    for (const s of this.sockets) s.destroy();
+    this.gate.destroyAll();
   }
 
   handle(socket: Socket): void {
-    const st = this.stats;
-    const source = sourceAddress(socket);
-    st.connections++;
-    if (this.sockets.size >= this.cfg.max_connections || !this.slots.take(source)) {
-      st.refused++;
-      socket.destroy();
-      return;
-    }
-    st.open++;
-    this.sockets.add(socket);
-    socket.once('close', () => {
-      st.open--;
-      this.sockets.delete(socket);
-      this.slots.give(source);
-    });
-    socket.on('error', () => {});
-    new HttpConnection(socket, source, this.cfg, this.deps, st).start();
+    const source = this.gate.admit(socket);
+    if (source !== undefined) new HttpConnection(socket, source, this.cfg, this.deps, this.stats).start();
   }
 
   /**
@@ -122,9 +84,7 @@ export class HttpHoneypot {
    * knows the source (a TLS socket over a stream has no address of its own).
    */
   handleInner(socket: Socket, source: string): void {
-    socket.on('error', () => {});
-    this.sockets.add(socket);
-    socket.once('close', () => this.sockets.delete(socket));
+    this.gate.track(socket);
     new HttpConnection(socket, source, this.cfg, this.deps, this.stats).start();
   }
 }

@@ -6,7 +6,8 @@ import type { TlsListenerConfig } from '../modules/sensor/sensor-config.ts';
 import { httpsRecord, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
 import { parseClientHello } from '../modules/tls/client-hello-parser.ts';
 import type { CertificateCache } from './certificates.ts';
-import { HttpHoneypot, newListenerStats, type RecordSink, SourceSlots, sourceAddress } from './http-listener.ts';
+import { HttpHoneypot, newListenerStats, type RecordSink } from './http-listener.ts';
+import { ConnectionGate } from './connection-gate.ts';
 
 const TLS_HANDSHAKE = 0x16;
 const RECORD_HEADER = 5;
@@ -31,14 +32,13 @@ export class TlsHoneypot {
   readonly stats = newListenerStats();
   /** The HTTP reader for the decrypted requests; its stats count the honeypot_http records. */
   readonly inner: HttpHoneypot;
-  private readonly slots: SourceSlots;
-  private readonly sockets = new Set<Socket>();
+  private readonly gate: ConnectionGate;
 
   constructor(
     private readonly cfg: TlsListenerConfig,
     private readonly deps: TlsListenerDeps,
   ) {
-    this.slots = new SourceSlots(cfg.max_connections_per_source);
+    this.gate = new ConnectionGate(cfg, this.stats);
     this.inner = new HttpHoneypot(cfg, { ...deps, protocol: 'https' });
   }
 
@@ -47,27 +47,14 @@ export class TlsHoneypot {
   }
 
   destroyAll(): void {
-    for (const s of this.sockets) s.destroy();
+    this.gate.destroyAll();
     this.inner.destroyAll();
   }
 
   private handle(socket: Socket): void {
+    const source = this.gate.admit(socket);
+    if (source === undefined) return;
     const st = this.stats;
-    const source = sourceAddress(socket);
-    st.connections++;
-    if (this.sockets.size >= this.cfg.max_connections || !this.slots.take(source)) {
-      st.refused++;
-      socket.destroy();
-      return;
-    }
-    st.open++;
-    this.sockets.add(socket);
-    socket.once('close', () => {
-      st.open--;
-      this.sockets.delete(socket);
-      this.slots.give(source);
-    });
-    socket.on('error', () => {});
     const startMs = this.deps.now();
     const chunks: Buffer[] = [];
     let size = 0;
