@@ -22,10 +22,11 @@ export async function buildDatasetWithProgress(config: Config, out: Output): Pro
   );
   const progress = createProgress(true);
   const started = Date.now();
-  // Loaded on use: admin verbs should not pay for the dataset code.
-  const { buildDataset } = await import('../modules/dataset/dataset-builder.ts');
+  // Loaded on use: admin verbs should not pay for the dataset code. On a thread of its own, so that the
+  // build's memory is given back before `serve` loads the dataset.
+  const { buildDatasetOnThread } = await import('../modules/dataset/dataset-build-thread.ts');
   try {
-    const info = await buildDataset({ outFile: config.datasetFile, onProgress: (e: ProgressEvent) => progress.update(e) });
+    const info = await buildDatasetOnThread(config.datasetFile, (e: ProgressEvent) => progress.update(e));
     progress.stop();
     out.info(
       `IP dataset built in ${((Date.now() - started) / 1000).toFixed(1)} s (${(statSync(config.datasetFile).size / 1e6).toFixed(1)} MB)`,
