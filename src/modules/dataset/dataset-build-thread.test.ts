@@ -23,8 +23,11 @@ describe(buildDatasetOnThread.name, () => {
     assert.ok(info.counts, 'the dataset info comes back');
     const ds = loadDataset(file);
     assert.equal(ds.network(parseIp('8.8.8.8')!).asn, 15169);
-    // The build holds about 900 MB while it runs; built in this thread, the process kept about 750 MB of it.
-    assert.ok(after - before < 300, `resident memory grew by ${Math.round(after - before)} MiB over the build`);
+    // The build holds about 900 MB while it runs; built in the caller's thread (or the result taken
+    // before the build thread ended), the process kept 841 MiB of it. On its own thread: 17 MiB
+    // on Node 20, 339-345 MiB on Node 24 (whose allocator keeps more of what a finished thread freed).
+    assert.ok(after - before < 550, `resident memory grew by ${Math.round(after - before)} MiB over the build`);
+    t.diagnostic(`resident memory grew by ${Math.round(after - before)} MiB over the build`);
   });
 
   it('should reject with the reason when the build fails, and leave the caller running', async (t) => {
