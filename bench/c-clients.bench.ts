@@ -32,6 +32,7 @@ import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
 import { BENCH_SEED, routedAddresses, routedBatches, type AddressKind } from '../test/helpers/routed-addresses.ts';
+import type { WrkResult } from './wrk/wrk-result.ts';
 
 const num = (name: string, fallback: number) => {
   const v = process.env[name];
@@ -177,19 +178,6 @@ function ensureBuild(): void {
 }
 
 // ---------------------------------------------------------------- wrk
-
-interface WrkResult {
-  requests: number;
-  us: number;
-  status: number;
-  connect: number;
-  read: number;
-  write: number;
-  timeout: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
 
 interface Measured {
   rps: number;

@@ -50,6 +50,7 @@ import { MemoryRateLimiter } from '../src/storage/embedded/memory-rate-limiter.t
 import { SqliteCreditLedger } from '../src/storage/embedded/sqlite-credit-ledger.ts';
 import { openSqlite } from '../src/storage/embedded/sqlite-db.ts';
 import { benchFanOut } from './feeds.bench.ts';
+import type { WrkResult } from './wrk/wrk-result.ts';
 
 const WRK = process.env.UMBRA_BENCH_WRK ?? '/usr/bin/wrk';
 const WRK_SCRIPT = join(import.meta.dirname, 'wrk/lookup-many.lua');
@@ -209,19 +210,6 @@ function cpuMs(pid: number | undefined): number | undefined {
 }
 
 // ---------------------------------------------------------------- 1. lookups with wrk
-
-interface WrkResult {
-  requests: number;
-  us: number;
-  status: number;
-  connect: number;
-  read: number;
-  write: number;
-  timeout: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
 
 function wrk(port: number, key: string, seconds: number): Promise<WrkResult> {
   return new Promise((resolve, reject) => {
