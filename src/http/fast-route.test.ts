@@ -1,5 +1,6 @@
 import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { Ajv } from 'ajv';
 import Fastify from 'fastify';
 import { Type } from 'typebox';
@@ -51,6 +52,11 @@ async function serve(t: TestContext, answer: Answer, recorded: Array<[string, nu
   await app.listen({ port: 0, host: '127.0.0.1' });
   t.after(() => app.close());
   return `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/thing`;
+}
+
+async function waitFor(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(done(), 'no answer within 2 s');
 }
 
 describe(FastRoute.name, () => {
@@ -144,6 +150,31 @@ describe(FastRoute.name, () => {
       ['test.thing', 500],
       ['test.thing', 200],
     ]);
+  });
+
+  it('should write, from the raw reader, the bytes node writes for the same answer', async (t) => {
+    const base = await serve(t, (_c, p: { id: string }) => ({ status: 200, headers: { 'x-extra': 7 }, body: { id: p.id } }), [], []);
+    const { port } = new URL(base);
+    // The same request twice on one connection; a latin1 byte in a header the answer ignores makes the
+    // raw reader hand the second to node (http/raw-http1.ts), which serves it through serve().
+    const head = 'GET /api/thing/abc HTTP/1.1\r\nHost: x\r\nx-request-id: r1\r\n';
+    const socket = connect(Number(port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    socket.write(`${head}\r\n`);
+    await waitFor(() => text.endsWith('{"id":"abc"}'));
+    const raw = text;
+    text = '';
+    socket.write(`${head}x-note: caf\xe9\r\n\r\n`, 'latin1');
+    await waitFor(() => text.endsWith('{"id":"abc"}'));
+    socket.destroy();
+    const withoutDate = (s: string) => s.replace(/\r\nDate: [^\r]+/, '');
+    assert.match(raw, /\r\nDate: \w{3}, /);
+    assert.equal(withoutDate(raw), withoutDate(text));
+    assert.match(
+      raw,
+      /^HTTP\/1\.1 200 OK\r\nx-request-id: r1\r\nratelimit-limit: 10\r\nratelimit-remaining: 9\r\nratelimit-reset: 1\r\nx-extra: 7\r\ncontent-type: application\/json; charset=utf-8\r\ncontent-length: 12\r\n/,
+    );
   });
 
   it('should refuse a route it cannot serve', () => {

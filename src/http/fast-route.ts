@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, maxHeaderSize, validateHeaderValue, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyServerFactory } from 'fastify';
 import type { Logger } from 'pino';
 import { isPromise } from '../lib/maybe-promise.ts';
@@ -7,6 +7,7 @@ import type { RateDecision } from '../modules/ratelimit/rate-limiter.ts';
 import type { Admission, Admit } from '../operation-guard.ts';
 import { frozenPartsSerializer, type Serialize } from './frozen-parts-json.ts';
 import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
+import { RawHttp1, type RawHead } from './raw-http1.ts';
 import type { RecordResponse } from './response-log.ts';
 import type { AnsweredRouteSpec, OperationReply } from './route-spec.ts';
 
@@ -27,10 +28,64 @@ interface Matched {
 /** A path segment that needs no decoding and is not too long for the router (maxParamLength): an address as written. */
 const PLAIN_SEGMENT = /^[0-9A-Za-z.:]{1,64}$/;
 
+/** Where an answer goes: node's ServerResponse, or a connection the raw HTTP/1.1 reader holds. */
+interface Sink {
+  /** Writes the answer; returns the error and writes nothing when a header value is refused. */
+  write(status: number, headers: string[], payload: string): Error | undefined;
+  /** Whether a refused answer can still be replaced by a 500 problem. */
+  canRetry(): boolean;
+  abort(e: Error): void;
+}
+
+class NodeSink implements Sink {
+  constructor(private readonly res: ServerResponse) {}
+  write(status: number, headers: string[], payload: string): Error | undefined {
+    try {
+      this.res.writeHead(status, headers);
+    } catch (e) {
+      return e as Error;
+    }
+    this.res.end(payload);
+    return undefined;
+  }
+  canRetry(): boolean {
+    return !this.res.headersSent;
+  }
+  abort(e: Error): void {
+    this.res.destroy(e);
+  }
+}
+
+/** node's test for a header value it refuses (checkInvalidHeaderChar). */
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+class RawSink implements Sink {
+  constructor(private readonly reply: (status: number, headers: string[], body: string) => void) {}
+  write(status: number, headers: string[], payload: string): Error | undefined {
+    // The checks ServerResponse.writeHead makes of values; names here are the code's own.
+    for (let i = 1; i < headers.length; i += 2) {
+      if (INVALID_HEADER_CHAR.test(headers[i]!)) {
+        try {
+          validateHeaderValue(headers[i - 1]!, headers[i] as string);
+        } catch (e) {
+          return e as Error;
+        }
+      }
+    }
+    this.reply(status, headers, payload);
+    return undefined;
+  }
+  canRetry(): boolean {
+    return true;
+  }
+  abort(): void {}
+}
+
 /** One request in flight on the fast path. */
 interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
+  method: string;
+  url: string;
+  sink: Sink;
   reqId: string;
   /** performance.now() when the request reached the server's listener. */
   start: number;
@@ -125,21 +180,65 @@ export class FastRoute {
     // Invalid input goes to fastify, which answers the same 400 after the same admission.
     if ((params !== undefined && !params(found.params)) || (query !== undefined && !query(found.searchParams))) return false;
 
-    const x: Exchange = { req, res, reqId: requestIdFrom(req.headers['x-request-id']), start: performance.now(), rate: undefined };
+    const x: Exchange = {
+      method,
+      url,
+      sink: new NodeSink(res),
+      reqId: requestIdFrom(req.headers['x-request-id']),
+      start: performance.now(),
+      rate: undefined,
+    };
+    this.run(x, req.headers['x-api-key'], found.params, found.searchParams);
+    return true;
+  }
+
+  /** The path this route's URLs start with (e.g. /api/v4/lookup/ip/). */
+  get prefix(): string {
+    return this.staticPart;
+  }
+
+  /**
+   * serve() for a request the raw HTTP/1.1 reader took off the socket (http/raw-http1.ts): a GET of
+   * exactly this path with one plain segment and no query. The same checks, admission, answer,
+   * serializer, problems and recorder; false hands the request to node's server and so to serve().
+   */
+  serveRaw(head: RawHead, reply: (status: number, headers: string[], body: string) => void): boolean {
+    if (this.compiled === undefined || this.options.closing()) return false;
+    const segment = head.url.slice(this.staticPart.length);
+    if (!PLAIN_SEGMENT.test(segment)) return false;
+    const params = { [this.param]: segment };
+    const query = {};
+    if (
+      (this.compiled.params !== undefined && !this.compiled.params(params)) ||
+      (this.compiled.query !== undefined && !this.compiled.query(query))
+    )
+      return false;
+    const x: Exchange = {
+      method: 'GET',
+      url: head.url,
+      sink: new RawSink(reply),
+      reqId: requestIdFrom(head.requestId),
+      start: performance.now(),
+      rate: undefined,
+    };
+    this.run(x, head.apiKey, params, query);
+    return true;
+  }
+
+  /** Admits the caller, then answers. */
+  private run(x: Exchange, apiKey: string | string[] | undefined, params: unknown, query: unknown): void {
     let admission: ReturnType<Admit>;
     try {
-      admission = this.options.admit(req.headers['x-api-key']);
+      admission = this.options.admit(apiKey);
     } catch (e) {
-      this.fail(x, e);
-      return true;
+      return this.fail(x, e);
     }
     if (isPromise(admission))
       admission.then(
-        (a) => this.answer(x, a, found.params, found.searchParams),
+        (a) => this.answer(x, a, params, query),
         (e) => this.fail(x, e),
       );
-    else this.answer(x, admission, found.params, found.searchParams);
-    return true;
+    else this.answer(x, admission, params, query);
   }
 
   /**
@@ -221,19 +320,16 @@ export class FastRoute {
           ];
     for (const name in own) headers.push(name, `${own[name]}`);
     headers.push('content-type', type, 'content-length', `${Buffer.byteLength(payload)}`);
-    // One writeHead and one end: headers and body leave in a single write (no body for HEAD).
-    try {
-      x.res.writeHead(status, headers);
-    } catch (e) {
+    // One write: headers and body leave together (no body for HEAD).
+    const refused = x.sink.write(status, headers, payload);
+    if (refused !== undefined) {
       // A header value node refuses (say, a control character): answer 500 without the answer's own
       // headers, as fastify's error handler does; never let it escape into the server's listener.
-      if (answer && !x.res.headersSent) return this.fail(x, e);
-      x.res.destroy(e as Error);
+      if (answer && x.sink.canRetry()) return this.fail(x, refused);
+      x.sink.abort(refused);
       status = 500;
-      return this.options.record(x.reqId, this.spec.operation.id, x.req.method!, x.req.url!, status, performance.now() - x.start);
     }
-    x.res.end(payload);
-    this.options.record(x.reqId, this.spec.operation.id, x.req.method!, x.req.url!, status, performance.now() - x.start);
+    this.options.record(x.reqId, this.spec.operation.id, x.method, x.url, status, performance.now() - x.start);
   }
 }
 
@@ -257,6 +353,16 @@ export function fastServerFactory(fast: FastRoute): FastifyServerFactory {
     server.requestTimeout = o.requestTimeout;
     server.setTimeout(o.connectionTimeout);
     if (o.maxRequestsPerSocket !== undefined && o.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket;
+    // Connections start on the raw reader, which serves the route's plain GETs itself and hands
+    // anything else to node (http/raw-http1.ts). Not with a per-connection request cap or a connection
+    // timeout, which only node's server keeps.
+    else if (!(o.connectionTimeout > 0))
+      RawHttp1.install(server, {
+        prefix: fast.prefix,
+        serve: (head, reply) => fast.serveRaw(head, reply),
+        maxHeaderBytes: (o.http as { maxHeaderSize?: number } | undefined)?.maxHeaderSize ?? maxHeaderSize,
+        keepAliveTimeoutMs: () => server.keepAliveTimeout,
+      });
     return server;
   };
 }
