@@ -93,18 +93,34 @@ export function frozenPartsSerializer(
  * very bytes of the schema's own serializer (`whole`): each result by `item` (a frozenPartsSerializer
  * of the result schema, so the records' JSON is copied, not written again), joined as that serializer
  * joins array items, `invalid` as JSON.stringify writes an array of strings (as that serializer does).
- * The pieces are joined once into one flat string: a tree of a thousand concatenations would be
- * flattened twice on the way out (for Content-Length, then for the socket). Anything else goes to `whole`.
+ *
+ * The answer is written as UTF-8 straight into one Buffer, result by result. Joined into one string
+ * (about 480 KB for 1,000 addresses), a single city or ISP name outside Latin-1 made the whole text
+ * two-byte, and node then encoded it again on its way to the socket: the join and that encoding
+ * were about half of a batch's CPU time. Anything else goes to `whole`.
  */
-export function batchSerializer(item: Serialize, whole: Serialize): Serialize {
+export function batchSerializer(item: Serialize, whole: Serialize): (data: unknown) => string | Buffer {
   return (data) => {
     if (typeof data !== 'object' || data === null) return whole(data);
     const { results, invalid } = data as { results?: unknown; invalid?: unknown };
     if (!Array.isArray(results) || !Array.isArray(invalid) || !invalid.every((s) => typeof s === 'string')) return whole(data);
-    const parts = new Array<string>(results.length + 2);
-    parts[0] = '{"results":[';
-    for (let i = 0; i < results.length; i++) parts[i + 1] = i === 0 ? item(results[i]) : `,${item(results[i])}`;
-    parts[results.length + 1] = `],"invalid":${JSON.stringify(invalid)}}`;
-    return parts.join('');
+    let out = Buffer.allocUnsafe(results.length * 640 + 256);
+    let at = out.write('{"results":[', 0, 'latin1');
+    const put = (text: string) => {
+      // UTF-8 needs at most 3 bytes per UTF-16 unit (a surrogate pair: 4 bytes for 2 units).
+      const most = text.length * 3;
+      if (at + most > out.length) {
+        const bigger = Buffer.allocUnsafe(Math.max(out.length * 2, at + most));
+        out.copy(bigger, 0, 0, at);
+        out = bigger;
+      }
+      at += out.write(text, at, 'utf8');
+    };
+    for (let i = 0; i < results.length; i++) {
+      if (i > 0) put(',');
+      put(item(results[i]));
+    }
+    put(`],"invalid":${JSON.stringify(invalid)}}`);
+    return out.subarray(0, at);
   };
 }

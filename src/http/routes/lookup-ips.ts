@@ -18,14 +18,15 @@ export const lookupIps = (s: Services, metrics: Metrics): RouteSpec => {
    * records written as they carry their JSON (batchSerializer). Made once fastify is ready; until
    * then the route's own serializer writes it.
    */
-  let ok: Serialize | undefined;
+  let ok: ((data: unknown) => string | Buffer) | undefined;
   return {
     operation: OPERATIONS.lookupIps,
     schema: { body: Body, response: { 200: BatchResult, ...errorResponses([400, 401, 402, 403, 413, 415, 429, 503]) } },
     handler: async (req: FastifyRequest<{ Body: Static<typeof Body> }>, reply) => {
       const body = await sendBilled(reply, metrics, OPERATIONS.lookupIps, await s.lookup.lookupIps(callerOf(req), req.body.ips));
       // The content type is the one fastify sets for its own serializer (a reply serializer sets none).
-      if (ok !== undefined) reply.header('content-type', JSON_CONTENT_TYPE).serializer(ok);
+      // fastify sends a serializer's Buffer as it is (typed as string only).
+      if (ok !== undefined) reply.header('content-type', JSON_CONTENT_TYPE).serializer(ok as (payload: unknown) => string);
       return body;
     },
     ready(app: FastifyInstance) {
