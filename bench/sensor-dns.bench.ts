@@ -16,6 +16,8 @@ const DNSPERF = process.env.UMBRA_BENCH_DNSPERF ?? '/usr/bin/dnsperf';
 const BIN = join(import.meta.dirname, '../bin/umbra.js');
 const TOKEN = 'bench-sensor-dns-operator-token-0123456789';
 const DOMAIN = 'bench-dns.example';
+/** Queries dnsperf keeps in flight (its -q); a scanner's flood waits for no answer at all. */
+const OUTSTANDING = Number(process.env.UMBRA_BENCH_DNSPERF_OUTSTANDING ?? 256);
 
 /** Resolves with the first line of the child's `stream` matching `re`. */
 function started(child: ChildProcess, re: RegExp, stream: 'stdout' | 'stderr'): Promise<RegExpExecArray> {
@@ -53,7 +55,7 @@ interface PerfResult {
 function dnsperf(file: string, port: number, seconds: number, mode: 'udp' | 'dot' = 'udp'): PerfResult {
   const r = spawnSync(
     DNSPERF,
-    ['-m', mode, '-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(seconds), '-c', '16', '-q', '256', '-t', '2', '-T', '1'],
+    ['-m', mode, '-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(seconds), '-c', '16', '-q', String(OUTSTANDING), '-t', '2', '-T', '1'],
     { encoding: 'utf8' },
   );
   if (r.status !== 0) throw new Error(`dnsperf failed (${r.status}): ${r.stderr}${r.stdout}`);
@@ -113,7 +115,9 @@ export async function benchSensorDns(seconds = 5, rounds = 3): Promise<Record<st
       health: { port: 0 },
     };
     writeFileSync(join(dir, 'sensor.yaml'), JSON.stringify(config));
-    const sensor = spawn(process.execPath, [BIN, 'sensor', '--config', join(dir, 'sensor.yaml')], {
+    // UMBRA_BENCH_CPU_PROF=<dir>: the sensor writes a V8 CPU profile there when it stops (bench/cpu-profile.ts reads it).
+    const prof = process.env.UMBRA_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.UMBRA_BENCH_CPU_PROF}`] : [];
+    const sensor = spawn(process.execPath, [...prof, BIN, 'sensor', '--config', join(dir, 'sensor.yaml')], {
       env,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -155,6 +159,12 @@ export async function benchSensorDns(seconds = 5, rounds = 3): Promise<Record<st
       health = (await (await fetch(`http://127.0.0.1:${healthPort}/health`)).json()) as typeof health;
       if (health.spool.records === 0 || Date.now() - drainStart > 180_000) break;
       await new Promise((r) => setTimeout(r, 200));
+    }
+    if (prof.length) {
+      // A profile is written at a clean exit only.
+      const exited = new Promise((r) => sensor.once('exit', r));
+      sensor.kill('SIGTERM');
+      await exited;
     }
     const udp = health.listeners.find((l) => l.name === 'dns-53')!;
     const tls = health.listeners.find((l) => l.name === 'dot-853')!;
