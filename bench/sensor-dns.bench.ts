@@ -55,7 +55,26 @@ interface PerfResult {
 function dnsperf(file: string, port: number, seconds: number, mode: 'udp' | 'dot' = 'udp'): PerfResult {
   const r = spawnSync(
     DNSPERF,
-    ['-m', mode, '-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(seconds), '-c', '16', '-q', String(OUTSTANDING), '-t', '2', '-T', '1'],
+    [
+      '-m',
+      mode,
+      '-s',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-d',
+      file,
+      '-l',
+      String(seconds),
+      '-c',
+      '16',
+      '-q',
+      String(OUTSTANDING),
+      '-t',
+      '2',
+      '-T',
+      '1',
+    ],
     { encoding: 'utf8' },
   );
   if (r.status !== 0) throw new Error(`dnsperf failed (${r.status}): ${r.stderr}${r.stdout}`);
