@@ -26,7 +26,7 @@ describe('the DNS per-source rate limit', () => {
 
 const DOMAIN = 'unit-dot.example';
 
-async function dotListener(t: TestContext, overrides: Record<string, unknown> = {}, hold?: Promise<void>) {
+async function dotListener(t: TestContext, overrides: Record<string, unknown> = {}, hold?: (c: Captured) => Promise<void> | undefined) {
   const cfg = parseSensorConfig({
     identity: { proxy_ip: '198.51.100.1' },
     domains: [DOMAIN],
@@ -51,7 +51,7 @@ async function dotListener(t: TestContext, overrides: Record<string, unknown> = 
       capture: async (c) => {
         records.push(c);
         // A spool that does not answer yet (a slow disk): the listener waits before answering.
-        if (hold) await hold;
+        await hold?.(c);
         return true;
       },
     },
@@ -125,6 +125,21 @@ describe('DNS over TLS', () => {
     assert.equal(hp.stats.tls_failed, 0);
   });
 
+  it('should write pipelined answers in the order of their queries when their records are kept out of order', async (t) => {
+    // The first query's record takes longest to be kept; the answers must still come 1, 2, 3.
+    const delays: Record<string, number> = { [`slow.${DOMAIN}`]: 80, [`mid.${DOMAIN}`]: 30 };
+    const { port, records } = await dotListener(t, {}, (c) => new Promise((r) => setTimeout(r, delays[String(c.record.qname)] ?? 0)));
+    const s = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+    t.after(() => s.destroy());
+    s.write(Buffer.concat([framed(`slow.${DOMAIN}`, 'A', 1), framed(`mid.${DOMAIN}`, 'A', 2), framed(`fast.${DOMAIN}`, 'A', 3)]));
+    const got = await answers(s, 3);
+    assert.deepEqual(
+      got.map((a) => a.id),
+      [1, 2, 3],
+    );
+    assert.equal(records.length, 3);
+  });
+
   it('should close a connection whose bytes are not TLS (plain DNS, HTTP, garbage), count it, record nothing, and keep serving', async (t) => {
     const { port, records, hp } = await dotListener(t);
     for (const bytes of [framed(`www.${DOMAIN}`, 'A'), Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'), Buffer.alloc(70_000, 0xff)]) {
@@ -160,19 +175,26 @@ describe('DNS over TLS', () => {
     assert.equal(hp.stats.open, 0);
   });
 
-  it('should hold at most one message and a length unread: a client pipelining past it while an answer waits is closed', async (t) => {
+  it('should answer at most 64 pipelined messages at once and hold one message and a length unread: a client pipelining past it while answers wait is closed', async (t) => {
     let release = () => {};
-    const { port, hp, records } = await dotListener(t, {}, new Promise<void>((r) => (release = r)));
+    const { port, hp, records } = await dotListener(
+      t,
+      { rate_per_source: 1_000_000, burst_per_source: 1_000_000 },
+      (() => {
+        const held = new Promise<void>((r) => (release = r));
+        return () => held;
+      })(),
+    );
     t.after(() => release());
     const s = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false });
     s.on('error', () => {});
     await new Promise<void>((r) => s.once('secureConnect', () => r()));
-    // About 4,000 queries at once; the first waits on the spool, the rest pile up unread.
+    // About 4,000 queries at once; the first 64 wait on the spool, the rest pile up unread.
     const many = Buffer.concat(Array.from({ length: 4000 }, (_, i) => framed(`q${i}.${DOMAIN}`, 'A', i)));
     assert.ok(many.length > 2 * 65_537);
     s.write(many);
     await closed(s);
     assert.equal(hp.stats.malformed, 1);
-    assert.equal(records.length, 1, 'only the first query was taken before the connection was closed');
+    assert.equal(records.length, 64, 'the first 64 queries were taken before the connection was closed');
   });
 });
