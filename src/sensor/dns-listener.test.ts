@@ -169,6 +169,16 @@ describe('DNS over TLS', () => {
     third.on('error', () => {});
     await closed(third);
     assert.equal(hp.stats.refused, 1, 'the third connection from one source is refused');
+    // A connection that keeps asking stays open past the idle timeout: it is idle time, not age.
+    const busy = tlsConnect({ host: '127.0.0.1', port: (await dotListener(t, { idle_timeout_ms: 300 })).port, rejectUnauthorized: false });
+    t.after(() => busy.destroy());
+    const busyAnswers = answers(busy, 6);
+    for (let i = 0; i < 6; i++) {
+      busy.write(framed(`busy.${DOMAIN}`, 'A', i));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal((await busyAnswers).length, 6);
+    assert.equal(busy.destroyed, false, 'closed while busy');
     // The two open ones sent nothing since the handshake: both are closed by the idle timeout.
     await Promise.all(open.map((s) => closed(s)));
     for (let i = 0; hp.stats.open > 0 && i < 100; i++) await new Promise((r) => setTimeout(r, 10));
