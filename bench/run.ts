@@ -12,6 +12,7 @@ import { benchDistributed } from './distributed.bench.ts';
 import { benchDataQuality } from './data-quality.bench.ts';
 import { benchClient } from './client.bench.ts';
 import { benchSensor } from './sensor.bench.ts';
+import { benchSensorDns } from './sensor-dns.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -31,6 +32,8 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'data-quality (answers against public ground truth)': benchDataQuality,
   '@umbra/client SDK: batching and a stream consumer (127.0.0.1)': benchClient,
   'sensor HTTP listener: captured and uploaded vs bare node:http (127.0.0.1)': () => benchSensor(),
+  // `npm run bench -- sensor-dns` runs this one alone; `-- sensor` both.
+  'sensor-dns: DNS listener over UDP, captured and uploaded vs a bare UDP server, dnsperf (127.0.0.1)': () => benchSensorDns(),
 };
 
 for (const [name, run] of Object.entries(suites)) {

@@ -22,17 +22,19 @@ interface SensorFlags {
   http?: string[];
   tls?: string[];
   dns?: string[];
+  dot?: string[];
   adb?: string[];
 }
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** `--http [BIND:]PORT[=PUBLIC]` (and --tls): 8080=80, 0.0.0.0:8080=80, [::]:8080. */
-export function listenerFlag(protocol: 'http' | 'tls' | 'dns' | 'adb', spec: string): Record<string, unknown> {
+export function listenerFlag(protocol: 'http' | 'tls' | 'dns' | 'dot' | 'adb', spec: string): Record<string, unknown> {
   const m = /^(?:(\[[0-9a-fA-F:.]+\]|[0-9.]+):)?(\d{1,5})(?:=(\d{1,5}))?$/.exec(spec.trim());
   if (!m) throw new UsageError(`--${protocol} ${spec}: expected [BIND:]PORT[=PUBLIC_PORT], e.g. 8080=80 or 0.0.0.0:8080=80`);
   return {
-    protocol,
+    // DNS over TLS is a DNS listener with tls on.
+    ...(protocol === 'dot' ? { protocol: 'dns', tls: true } : { protocol }),
     ...(m[1] ? { bind: m[1].replace(/^\[|\]$/g, '') } : {}),
     port: Number(m[2]),
     ...(m[3] ? { public_port: Number(m[3]) } : {}),
@@ -77,11 +79,12 @@ export function sensorConfigFrom(flags: SensorFlags, readFile: (f: string) => st
   if (flags.proxyIp !== undefined) id.proxy_ip = flags.proxyIp;
   c.identity = id;
   if (flags.domain?.length) c.domains = flags.domain;
-  if (flags.http?.length || flags.tls?.length || flags.dns?.length || flags.adb?.length)
+  if (flags.http?.length || flags.tls?.length || flags.dns?.length || flags.dot?.length || flags.adb?.length)
     c.listeners = [
       ...(flags.http ?? []).map((f) => listenerFlag('http', f)),
       ...(flags.tls ?? []).map((f) => listenerFlag('tls', f)),
       ...(flags.dns ?? []).map((f) => listenerFlag('dns', f)),
+      ...(flags.dot ?? []).map((f) => listenerFlag('dot', f)),
       ...(flags.adb ?? []).map((f) => listenerFlag('adb', f)),
     ];
   try {
@@ -129,6 +132,7 @@ export function registerSensor(program: Command): void {
     .option('--tls <spec>', 'a TLS listener [BIND:]PORT[=PUBLIC_PORT] (repeat for more)', collect)
     .option('--adb <spec>', 'an ADB listener (a fake Android device) [BIND:]PORT[=PUBLIC_PORT]', collect)
     .option('--dns <spec>', 'a DNS listener over UDP and TCP [BIND:]PORT[=PUBLIC_PORT], public port 53, 853 or 5353', collect)
+    .option('--dot <spec>', 'a DNS over TLS listener [BIND:]PORT[=PUBLIC_PORT], public port 853', collect)
     .action(
       action(async (out, _config, flags: SensorFlags) => {
         const config = sensorConfigFrom(flags);

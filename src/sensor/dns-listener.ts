@@ -1,14 +1,20 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, type Server, type Socket } from 'node:net';
+import { type SecureContext, TLSSocket } from 'node:tls';
 import type { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
 import { answerDnsQuery, type DnsAnswerOptions } from '../modules/sensor/dns-answer.ts';
 import type { DnsListenerConfig } from '../modules/sensor/sensor-config.ts';
 import { dnsRecord, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
+import { CertificateCache } from './certificates.ts';
 import { newListenerStats, type RecordSink } from './http-listener.ts';
 import { ConnectionGate } from './connection-gate.ts';
 
 /** A DNS message over TCP is at most 65,535 bytes after its 2-byte length. */
 const MAX_TCP_MESSAGE = 65_535;
+/** Messages of one TCP connection being answered at once, at most. */
+const MAX_PIPELINED = 64;
+/** Answer bytes a TCP connection may leave unread before its next messages wait. */
+const MAX_UNSENT = 65_536;
 /** Sources whose buckets are remembered at most; the oldest are forgotten first (a spoofed flood has many). */
 const MAX_TRACKED_SOURCES = 65_536;
 
@@ -46,20 +52,26 @@ export interface DnsListenerDeps {
   domains: DecoyDomains;
   sink: RecordSink;
   now: () => number;
+  /** The self-signed certificates of DNS over TLS (`tls: true`); made on first use when absent. */
+  certificates?: CertificateCache;
 }
 
 /**
- * A DNS port over UDP and TCP: every query is answered (NXDOMAIN, or the decoy addresses for names
+ * A DNS port over UDP and TCP, or over TLS (RFC 7858, `tls: true`: TCP only, the handshake done with
+ * the sensor's self-signed certificates, then the same length-prefixed messages): every query is answered (NXDOMAIN, or the decoy addresses for names
  * under a decoy domain) and recorded as honeypot_dns; ANY is refused; a UDP answer is never more than
  * `max_amplification` times its query; a source past its rate gets no answer and no record (a
  * spoofed flood must not fill the spool). Bytes that are not a DNS query are counted, not recorded
  * (the feed's records need a question).
  */
 export class DnsHoneypot {
-  readonly stats = { ...newListenerStats(), rateLimited: 0, truncated: 0, refused_any: 0 };
+  readonly stats = { ...newListenerStats(), rateLimited: 0, truncated: 0, refused_any: 0, tls_failed: 0 };
   private readonly limit: SourceRateLimit;
   private readonly gate: ConnectionGate;
   private readonly answer: DnsAnswerOptions;
+  private readonly certificates: CertificateCache;
+  /** The certificate of connections that name no decoy (or nothing) in their SNI, made before binding. */
+  private defaultContext: SecureContext | undefined;
 
   constructor(
     private readonly cfg: DnsListenerConfig,
@@ -75,6 +87,7 @@ export class DnsHoneypot {
       maxFactor: cfg.max_amplification,
       isDecoy: (name) => deps.domains.zoneOf(name) !== undefined,
     };
+    this.certificates = deps.certificates ?? new CertificateCache(1024, deps.now);
   }
 
   private get port(): 53 | 853 | 5353 {
@@ -118,13 +131,18 @@ export class DnsHoneypot {
     return out.response;
   }
 
-  /** Binds UDP and TCP on the same address and port (the TCP port decides when port is 0). */
-  async listen(): Promise<{ port: number; tcp: Server; udp: UdpSocket }> {
-    const tcp = createServer({ allowHalfOpen: true }, (s) => this.tcpConnection(s));
+  /**
+   * Binds UDP and TCP on the same address and port (the TCP port decides when port is 0); with `tls`,
+   * TCP alone (DNS over TLS has no UDP form here: DTLS is not served).
+   */
+  async listen(): Promise<{ port: number; tcp: Server; udp: UdpSocket | undefined }> {
+    if (this.cfg.tls) this.defaultContext = await this.certificates.contextFor(this.deps.domains.certificateName(undefined));
+    const tcp = createServer({ allowHalfOpen: true, noDelay: true }, (s) => this.tcpConnection(s));
     const port = await new Promise<number>((resolve, reject) => {
       tcp.once('error', reject);
       tcp.listen({ host: this.cfg.bind, port: this.cfg.port }, () => resolve((tcp.address() as { port: number }).port));
     });
+    if (this.cfg.tls) return { port, tcp, udp: undefined };
     const udp = createSocket({ type: this.cfg.bind.includes(':') ? 'udp6' : 'udp4' });
     udp.on('message', (msg, rinfo) => {
       const source = rinfo.address.startsWith('::ffff:') && rinfo.address.includes('.') ? rinfo.address.slice(7) : rinfo.address;
@@ -147,32 +165,89 @@ export class DnsHoneypot {
   private tcpConnection(socket: Socket): void {
     const source = this.gate.admit(socket);
     if (source === undefined) return;
-    const st = this.stats;
+    // The idle timeout is on the TCP socket, so it also ends a client stalling in the TLS handshake.
     socket.setTimeout(this.cfg.idle_timeout_ms, () => socket.destroy());
+    if (!this.cfg.tls) {
+      this.messages(socket, socket, source);
+      return;
+    }
+    const tls = new TLSSocket(socket, {
+      isServer: true,
+      secureContext: this.defaultContext!,
+      // A name under a decoy domain gets a certificate of its own; any other the first decoy's.
+      SNICallback: (servername, cb) => {
+        this.certificates.contextFor(this.deps.domains.certificateName(servername)).then(
+          (ctx) => cb(null, ctx),
+          (e: Error) => cb(e),
+        );
+      },
+    });
+    let secure = false;
+    tls.once('secure', () => {
+      secure = true;
+    });
+    // Bytes that are not TLS (or a failed handshake) end that connection only, counted, not recorded:
+    // the feed's records need a question, and there is none before the handshake.
+    tls.on('error', () => {
+      if (!secure) this.stats.tls_failed++;
+      socket.destroy();
+    });
+    tls.once('close', () => socket.destroy());
+    this.messages(tls, socket, source);
+  }
+
+  /**
+   * DNS over TCP framing (a 2-byte length before each message) on `stream`, over the TCP `socket`.
+   * Pipelined messages are answered concurrently (their records share the spool's fsyncs; one at a
+   * time, a connection waited a whole fsync per query) and written in the order they came (RFC 7766
+   * allows either). Bounded per connection: at most MAX_PIPELINED messages and one message's bytes in
+   * flight, one message and a length unread, and no new message taken while MAX_UNSENT bytes of
+   * answers wait for a client that does not read them.
+   */
+  private messages(stream: Socket, socket: Socket, source: string): void {
+    const st = this.stats;
     let buf: Buffer = Buffer.alloc(0);
-    let busy = false;
-    const drain = async () => {
-      if (busy) return;
-      busy = true;
-      // Messages are answered one at a time, in order (RFC 7766 allows it; the simplest to bound).
-      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
-        const len = buf.readUInt16BE(0);
-        const msg = buf.subarray(2, 2 + len);
-        buf = buf.subarray(2 + len);
-        const answer = await this.query(Buffer.from(msg), source, false);
-        if (socket.destroyed) break;
-        if (answer) {
-          const framed = Buffer.allocUnsafe(2 + answer.length);
-          framed.writeUInt16BE(answer.length, 0);
-          answer.copy(framed, 2);
-          socket.write(framed);
-        }
-      }
-      busy = false;
-      if (ended && !socket.destroyed) socket.end();
-    };
+    let inFlight = 0;
+    let inFlightBytes = 0;
     let ended = false;
-    socket.on('data', (c: Buffer) => {
+    // Each answer is written after the one before it.
+    let previous: Promise<unknown> = Promise.resolve();
+    const complete = () => buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0);
+    const endIfDone = () => {
+      if (ended && inFlight === 0 && !complete() && !stream.destroyed) stream.end();
+    };
+    const take = () => {
+      while (complete()) {
+        const len = buf.readUInt16BE(0);
+        if (inFlight > 0 && (inFlight >= MAX_PIPELINED || inFlightBytes + len > MAX_TCP_MESSAGE)) return;
+        if (stream.writableLength > MAX_UNSENT) return;
+        const msg = Buffer.from(buf.subarray(2, 2 + len));
+        buf = buf.subarray(2 + len);
+        inFlight++;
+        inFlightBytes += len;
+        const answer = this.query(msg, source, false).catch(() => undefined);
+        previous = Promise.all([answer, previous]).then(([a]) => {
+          inFlight--;
+          inFlightBytes -= len;
+          if (socket.destroyed || stream.destroyed) return;
+          if (a) {
+            const framed = Buffer.allocUnsafe(2 + a.length);
+            framed.writeUInt16BE(a.length, 0);
+            a.copy(framed, 2);
+            stream.write(framed);
+          }
+          take();
+          endIfDone();
+        });
+      }
+    };
+    stream.on('drain', () => {
+      take();
+      endIfDone();
+    });
+    stream.on('data', (c: Buffer) => {
+      // TLS may still hand over bytes it decrypted before the connection was closed.
+      if (socket.destroyed) return;
       // At most one whole message and a length are held: a client cannot make the buffer grow further.
       if (buf.length + c.length > MAX_TCP_MESSAGE + 2 + 65_536) {
         st.malformed++;
@@ -180,11 +255,11 @@ export class DnsHoneypot {
         return;
       }
       buf = buf.length ? Buffer.concat([buf, c]) : c;
-      void drain();
+      take();
     });
-    socket.on('end', () => {
+    stream.on('end', () => {
       ended = true;
-      if (!busy) socket.end();
+      endIfDone();
     });
   }
 }

@@ -39,7 +39,9 @@ export interface RunningListener {
   /** A TLS listener's HTTP requests inside the connections (honeypot_http records, protocol https). */
   innerHttp?: ListenerStats;
   /** A DNS listener's answers held back. */
-  dns?: { rateLimited: number; truncated: number; refused_any: number };
+  dns?: { rateLimited: number; truncated: number; refused_any: number; tls_failed: number };
+  /** A DNS listener serving DNS over TLS (no UDP). */
+  dnsOverTls?: boolean;
 }
 
 export interface RunningSensor {
@@ -161,7 +163,7 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
       let bound = 0;
       const publicPort = () => publicPortOf(l, bound);
       if (l.protocol === 'dns') {
-        const dns = new DnsHoneypot(l, { identity, domains, sink, now });
+        const dns = new DnsHoneypot(l, { identity, domains, sink, now, certificates });
         const { port, tcp, udp } = await dns.listen();
         bound = port;
         listeners.push({
@@ -172,9 +174,10 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
           publicPort: publicPortOf(l, port),
           stats: dns.stats,
           dns: dns.stats,
+          ...(l.tls ? { dnsOverTls: true } : {}),
           server: tcp,
           honeypot: dns,
-          close: () => udp.close(),
+          close: () => udp?.close(),
         });
         continue;
       }
@@ -243,7 +246,15 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
         ...(l.innerHttp
           ? { http_records: l.innerHttp.records, http_malformed: l.innerHttp.malformed, http_dropped: l.innerHttp.dropped }
           : {}),
-        ...(l.dns ? { rate_limited: l.dns.rateLimited, truncated: l.dns.truncated, refused_any: l.dns.refused_any } : {}),
+        ...(l.dns
+          ? {
+              rate_limited: l.dns.rateLimited,
+              truncated: l.dns.truncated,
+              refused_any: l.dns.refused_any,
+              // DNS over TLS: connections whose bytes were not TLS or whose handshake failed.
+              ...(l.dnsOverTls ? { tls_failed: l.dns.tls_failed } : {}),
+            }
+          : {}),
       })),
       spool: o.dryRun ? null : { records, bytes, max_bytes: c.spool.max_bytes },
       upload,

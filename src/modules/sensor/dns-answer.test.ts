@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as dnsPacket from 'dns-packet';
 import { answerDnsQuery, qtypeName } from './dns-answer.ts';
+import { type DnsListenerConfig, parseSensorConfig } from './sensor-config.ts';
 
 const opts = {
   mode: 'decoy' as const,
@@ -53,5 +54,87 @@ describe('DNS answers', () => {
   it('should name unknown types as the feed accepts them', () => {
     assert.equal(qtypeName('UNKNOWN_65280'), 'TYPE65280');
     assert.equal(qtypeName('AAAA'), 'AAAA');
+  });
+});
+
+describe('DNS amplification over UDP', () => {
+  // What scanners and reflection attackers send: common types and ANY, short, long and maximal names,
+  // under a decoy domain and elsewhere, without EDNS and with the EDNS records resolvers and dig send
+  // (a 1232-byte buffer; 4096 with DO; a client cookie as dig 9.18 adds).
+  const decoy = 'decoy.example';
+  const label63 = 'l'.repeat(63);
+  const names = [
+    '.',
+    decoy,
+    `a.${decoy}`,
+    `www.${decoy}`,
+    `_dmarc.${decoy}`,
+    `${label63}.${label63}.${decoy}`,
+    // 253 characters, the longest name there is.
+    `${label63}.${label63}.${label63}.${'m'.repeat(253 - 3 * 64 - decoy.length - 1)}.${decoy}`,
+    'scan.example.net',
+    '7.113.0.203.in-addr.arpa',
+  ];
+  const types = ['A', 'AAAA', 'TXT', 'MX', 'NS', 'SOA', 'CNAME', 'PTR', 'ANY'];
+  // dns-packet's types want every OPT member; its encoder defaults the rest.
+  const opt = (o: Record<string, unknown>) => ({ type: 'OPT', name: '.', ...o }) as unknown as dnsPacket.Answer;
+  const edns: Array<dnsPacket.Answer[]> = [
+    [],
+    [opt({ udpPayloadSize: 1232 })],
+    [opt({ udpPayloadSize: 4096, flags: dnsPacket.DNSSEC_OK })],
+    [opt({ udpPayloadSize: 1232, options: [{ code: 10, data: Buffer.from('0123456789abcdef', 'hex') }] })],
+  ];
+  const mix = names.flatMap((name) =>
+    types.flatMap((type) =>
+      edns.map((additionals) => ({
+        name,
+        type,
+        bytes: dnsPacket.encode({
+          type: 'query',
+          id: 1,
+          flags: dnsPacket.RECURSION_DESIRED,
+          questions: [{ type: type as 'A', name }],
+          additionals,
+        }),
+      })),
+    ),
+  );
+
+  it('should keep every answer of a realistic query mix within max_amplification of its query, and still give the decoy addresses', (t) => {
+    const { max_amplification: factor } = parseSensorConfig({
+      identity: { proxy_ip: '198.51.100.1' },
+      domains: [decoy],
+      listeners: [{ protocol: 'dns', port: 53 }],
+    }).listeners[0] as DnsListenerConfig;
+    assert.equal(factor, 2, 'the default the docs state');
+    const o = { ...opts, ipv6: '2001:db8::80', maxFactor: factor };
+    const factors: number[] = [];
+    let worst = '';
+    let truncatedDecoys = 0;
+    for (const q of mix) {
+      const out = answerDnsQuery(q.bytes, o, true)!;
+      assert.ok(out, `${q.name} ${q.type} is a query`);
+      const size = out.response?.length ?? 0;
+      assert.ok(size <= factor * q.bytes.length, `${q.name} ${q.type}: ${size} > ${factor} x ${q.bytes.length}`);
+      if (size / q.bytes.length > Math.max(0, ...factors)) worst = `${q.type} ${q.name.slice(0, 20)} ${size}/${q.bytes.length}`;
+      factors.push(size / q.bytes.length);
+      const isDecoyAddress = q.name.endsWith(decoy) && (q.type === 'A' || q.type === 'AAAA');
+      if (isDecoyAddress && out.truncated) truncatedDecoys++;
+      if (q.type === 'ANY') assert.equal(out.rcode, 'REFUSED');
+      // The bound holds for any configured factor, the smallest too.
+      for (const f of [1, 4]) {
+        const r = answerDnsQuery(q.bytes, { ...o, maxFactor: f }, true)!;
+        assert.ok((r.response?.length ?? 0) <= f * q.bytes.length, `${q.name} ${q.type} at ${f}`);
+      }
+    }
+    // The answer's name is a pointer to the question's, so even a query without EDNS for a name under
+    // the decoy gets its address (AAAA too) rather than a truncated answer.
+    assert.equal(truncatedDecoys, 0, 'decoy addresses truncated');
+    const max = Math.max(...factors);
+    const mean = factors.reduce((a, b) => a + b, 0) / factors.length;
+    assert.ok(max <= factor);
+    t.diagnostic(
+      `${mix.length} queries: response/query bytes max ${max.toFixed(2)}, mean ${mean.toFixed(2)} (cap ${factor}); the largest: ${worst}`,
+    );
   });
 });

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { backoffDelayMs } from './backoff.ts';
 import { DecoyDomains } from './decoy-domains.ts';
-import { parseSensorConfig, SensorConfigError } from './sensor-config.ts';
+import { listenerName, parseSensorConfig, SensorConfigError } from './sensor-config.ts';
 
 const SAMPLE = join(import.meta.dirname, '../../../deploy/sensor.sample.yaml');
 
@@ -53,6 +53,21 @@ describe('sensor config', () => {
       /listeners\.1\.name: 'http-80' is used by another listener/,
     );
     assert.match(problems({ ...base, listeners: [{ protocol: 'http', port: 80, max_head_bytes: 10_000_000 }] }).join(), /max_head_bytes/);
+    // DNS over TLS is named apart from plain DNS, so both can serve 853 (behind different bound ports).
+    const both = parseSensorConfig({
+      ...base,
+      listeners: [
+        { protocol: 'dns', port: 8530, public_port: 853 },
+        { protocol: 'dns', tls: true, port: 8531, public_port: 853 },
+      ],
+    }).listeners;
+    assert.deepEqual(
+      both.map((l) => [listenerName(l), l.protocol === 'dns' && l.tls]),
+      [
+        ['dns-853', false],
+        ['dot-853', true],
+      ],
+    );
   });
 });
 

@@ -98,6 +98,11 @@ const dnsListener = z
   .object({
     protocol: z.literal('dns'),
     ...tcpListenerShape,
+    /**
+     * DNS over TLS (RFC 7858; public port 853): TCP only, the handshake done with a self-signed
+     * certificate (as on a TLS listener), then the messages of DNS over TCP. Off: UDP and TCP.
+     */
+    tls: z.boolean().default(false),
     /** The port records carry must be one the honeypot_dns feed allows: 53, 853 or 5353. */
     public_port: z.union([z.literal(53), z.literal(853), z.literal(5353)]).optional(),
     /** nxdomain: every name is answered NXDOMAIN; decoy: names under a decoy domain get the decoy addresses. */
@@ -235,7 +240,8 @@ export function parseSensorConfig(value: unknown): SensorConfig {
 }
 
 export function listenerName(l: ListenerConfig): string {
-  return l.name ?? `${l.protocol}-${l.public_port ?? l.port}`;
+  const kind = l.protocol === 'dns' && l.tls ? 'dot' : l.protocol;
+  return l.name ?? `${kind}-${l.public_port ?? l.port}`;
 }
 
 /** The port records carry: the public one when a forward maps it, else the bound one. */
