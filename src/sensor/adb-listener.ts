@@ -21,15 +21,7 @@ import {
   SHELL_STDIN,
   SHELL_STDOUT,
 } from '../modules/sensor/adb-protocol.ts';
-import {
-  exitStatus,
-  fakeEntry,
-  PROMPT,
-  parseShellService,
-  runFakeShell,
-  type TtyState,
-  ttyInput,
-} from '../modules/sensor/adb-shell.ts';
+import { exitStatus, fakeEntry, PROMPT, parseShellService, runFakeShell, type TtyState, ttyInput } from '../modules/sensor/adb-shell.ts';
 import type { AdbListenerConfig } from '../modules/sensor/sensor-config.ts';
 import type { Captured } from '../modules/sensor/sensor-records.ts';
 import { newListenerStats, type RecordSink } from './http-listener.ts';
