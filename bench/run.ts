@@ -11,7 +11,7 @@ import { benchDatasetSwap } from './dataset-swap.bench.ts';
 import { benchDistributed } from './distributed.bench.ts';
 import { benchDataQuality } from './data-quality.bench.ts';
 import { benchClient } from './client.bench.ts';
-import { benchSensor, benchSensorTls } from './sensor.bench.ts';
+import { benchSensor, benchSensorAdb, benchSensorTls } from './sensor.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -32,6 +32,7 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   '@umbra/client SDK: batching and a stream consumer (127.0.0.1)': benchClient,
   'sensor HTTP listener: captured and uploaded vs bare node:http (127.0.0.1)': () => benchSensor(),
   'sensor TLS listener: new handshakes captured and uploaded vs bare node:tls (127.0.0.1)': () => benchSensorTls(),
+  'sensor ADB listener: sessions recorded and uploaded vs a bare TCP server (127.0.0.1)': () => benchSensorAdb(),
 };
 
 for (const [name, run] of Object.entries(suites)) {

@@ -316,3 +316,71 @@ export async function benchSensorTls(
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** The ADB load (bench/servers/adb-load.ts) in a process of its own: sessions completed and their rate. */
+function adbLoad(port: number, seconds: number, connections: number): Promise<{ sessions: number; rate: number; errors: number }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'servers/adb-load.ts'), String(port), String(seconds), String(connections)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let out = '';
+    p.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    p.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`adb load exited ${code}`));
+      const r = JSON.parse(out) as { sessions: number; errors: number; seconds: number };
+      resolve({ sessions: r.sessions, errors: r.errors, rate: r.sessions / r.seconds });
+    });
+  });
+}
+
+/**
+ * Sessions/s of the ADB listener: each a new connection doing CNXN and `shell:echo probe-N` (one
+ * record, on disk before the answer), against a bare TCP server answering the same bytes and
+ * recording nothing. The load is JavaScript in its own process (no C tool speaks ADB); after it, every
+ * completed session's record must have reached the server.
+ */
+export async function benchSensorAdb(seconds = 5, rounds = 3, connections = 16): Promise<Record<string, number | string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-sensor-adb-'));
+  const children: ChildProcess[] = [];
+  try {
+    const { sensorPort, drained } = await startStack(dir, children, { protocol: 'adb', public_port: 5555 });
+    const { port: barePort } = await startBare(children, 'bare-adb-server.ts', []);
+    const bareRate: number[] = [];
+    const sensorRate: number[] = [];
+    let completed = 0;
+    let errors = 0;
+    await adbLoad(barePort, 1, connections); // warm-up
+    for (let i = 0; i < rounds; i++) {
+      bareRate.push((await adbLoad(barePort, seconds, connections)).rate);
+      const s = await adbLoad(sensorPort, seconds, connections);
+      sensorRate.push(s.rate);
+      completed += s.sessions;
+      errors += s.errors;
+    }
+    const { health, seconds: drain } = await drained();
+    const adb = health.upload.find((u) => u.feed === 'honeypot_adb')!;
+    const l = health.listeners[0]!;
+    const b = median(bareRate);
+    const s = median(sensorRate);
+    return {
+      'bare TCP server, same ADB bytes (sessions/s, median)': Math.round(b),
+      'sensor ADB session recorded (sessions/s)': Math.round(s),
+      'ratio sensor / bare (target >= 0.5)': (s / b).toFixed(2),
+      'rounds (bare | sensor sessions/s)': `${bareRate.map(Math.round).join(',')} | ${sensorRate.map(Math.round).join(',')}`,
+      'sessions completed on the sensor': completed,
+      'sessions failed on the sensor': errors,
+      'records captured | uploaded': `${l.records} | ${adb.uploaded}`,
+      'records lost (captured - uploaded)': l.records - adb.uploaded,
+      'sessions missing (completed - captured, must be <= 0)': completed - l.records,
+      'records dropped by the spool': l.dropped,
+      'spool drain after the load (s)': drain,
+    };
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
