@@ -8,11 +8,7 @@ import type { Captured } from '../modules/sensor/sensor-records.ts';
 import { CertificateCache } from './certificates.ts';
 import { TlsHoneypot } from './tls-listener.ts';
 
-async function listener(
-  t: TestContext,
-  overrides: Record<string, unknown> = {},
-  hold?: (c: Captured) => Promise<void> | undefined,
-) {
+async function listener(t: TestContext, overrides: Record<string, unknown> = {}, hold?: (c: Captured) => Promise<void> | undefined) {
   const cfg = parseSensorConfig({
     identity: { proxy_ip: '198.51.100.1' },
     domains: ['unit.example'],
