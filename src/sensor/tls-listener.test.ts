@@ -8,7 +8,7 @@ import type { Captured } from '../modules/sensor/sensor-records.ts';
 import { CertificateCache } from './certificates.ts';
 import { TlsHoneypot } from './tls-listener.ts';
 
-async function listener(t: TestContext, overrides: Record<string, unknown> = {}) {
+async function listener(t: TestContext, overrides: Record<string, unknown> = {}, hold?: (c: Captured) => Promise<void> | undefined) {
   const cfg = parseSensorConfig({
     identity: { proxy_ip: '198.51.100.1' },
     domains: ['unit.example'],
@@ -21,6 +21,7 @@ async function listener(t: TestContext, overrides: Record<string, unknown> = {})
     sink: {
       capture: async (c) => {
         records.push(c);
+        await hold?.(c);
         return true;
       },
     },
@@ -88,5 +89,29 @@ describe('the TLS honeypot listener', () => {
     damaged.fill(0xff, 9, 60);
     await sendRaw(port, damaged);
     assert.equal((records[0]!.record as { details: unknown }).details, null);
+  });
+
+  it('should complete the handshake while the hello is being recorded, and answer the request inside only once it is', async (t) => {
+    let release!: () => void;
+    const helloWritten = new Promise<void>((r) => (release = r));
+    const { records, port } = await listener(t, {}, (c) => (c.feed === 'honeypot_https' ? helloWritten : undefined));
+    const s = tlsConnect({ host: '127.0.0.1', port, servername: 'b.unit.example', rejectUnauthorized: false });
+    t.after(() => s.destroy());
+    let answer = '';
+    s.setEncoding('latin1').on('data', (c: string) => (answer += c));
+    const closed = new Promise<void>((r) => s.on('close', () => r()));
+    await new Promise<void>((resolve, reject) => {
+      s.once('secureConnect', () => resolve());
+      s.once('error', reject);
+    });
+    s.write('GET /held HTTP/1.1\r\nHost: b.unit.example\r\nConnection: close\r\n\r\n');
+    // The request is recorded (its own write is not held); its answer waits for the hello's.
+    while (records.length < 2) await new Promise((r) => setImmediate(r));
+    assert.equal(records[1]!.feed, 'honeypot_http');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(answer, '', 'no answer before the hello is written');
+    release();
+    await closed;
+    assert.match(answer, /^HTTP\/1\.1 200 OK/);
   });
 });

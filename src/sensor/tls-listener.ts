@@ -1,5 +1,4 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { Duplex } from 'node:stream';
 import { TLSSocket } from 'node:tls';
 import type { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
 import type { TlsListenerConfig } from '../modules/sensor/sensor-config.ts';
@@ -100,6 +99,49 @@ export class TlsHoneypot {
     const details = complete ? parseClientHello(hello) : null;
     if (!details) this.stats.malformed++;
     const sni = details?.sni ?? undefined;
+    // The hello's record is written while the handshake goes on: the handshake is no answer to it, and
+    // waiting for the spool's sync before the ServerHello made every connection wait for two syncs one
+    // after the other (the hello's, then the request's). What answers the client is the HTTP answer
+    // inside, which waits for this record too (handleInner's `before`), and the close in close mode.
+    const recorded = this.captureHello(source, startMs, sni, details, hello);
+    if (socket.destroyed) return;
+    if (!details || this.cfg.after_hello === 'close') {
+      await recorded;
+      socket.destroy();
+      return;
+    }
+    let context: import('node:tls').SecureContext;
+    try {
+      context = await d.certificates.contextFor(d.domains.certificateName(sni));
+    } catch {
+      socket.destroy();
+      return;
+    }
+    if (socket.destroyed) return;
+    // The hello was read off the socket: put back, it is the first thing the TLS engine reads (node's
+    // TLSSocket hands a wrapped socket's buffered bytes to the engine before it reads the handle).
+    // The engine then works on the TCP handle itself: a JS stream in between (a Duplex replaying the
+    // hello) made every handshake write and read cross into JS, a quarter of the sensor's time.
+    socket.unshift(bytes);
+    const tls = new TLSSocket(socket, { isServer: true, secureContext: context, ALPNProtocols: ['http/1.1'] });
+    tls.on('error', () => socket.destroy());
+    tls.once('close', () => socket.destroy());
+    tls.setTimeout(this.cfg.idle_timeout_ms, () => socket.destroy());
+    tls.once('secure', () => {
+      tls.setTimeout(0);
+      this.inner.handleInner(tls, source, recorded);
+    });
+  }
+
+  /** Captures the hello; settles (never rejects) once the sink kept or dropped it. */
+  private async captureHello(
+    source: string,
+    startMs: number,
+    sni: string | undefined,
+    details: ReturnType<typeof parseClientHello>,
+    hello: Buffer,
+  ): Promise<void> {
+    const d = this.deps;
     let kept = false;
     try {
       kept = await d.sink.capture(
@@ -117,56 +159,5 @@ export class TlsHoneypot {
     }
     if (kept) this.stats.records++;
     else this.stats.dropped++;
-    if (socket.destroyed) return;
-    if (!details || this.cfg.after_hello === 'close') {
-      socket.destroy();
-      return;
-    }
-    let context: import('node:tls').SecureContext;
-    try {
-      context = await d.certificates.contextFor(d.domains.certificateName(sni));
-    } catch {
-      socket.destroy();
-      return;
-    }
-    if (socket.destroyed) return;
-    // The hello was read off the socket; a JS stream hands it to the TLS engine first, then the rest.
-    const stream = replayed(socket, bytes);
-    const tls = new TLSSocket(stream as unknown as Socket, { isServer: true, secureContext: context, ALPNProtocols: ['http/1.1'] });
-    tls.on('error', () => socket.destroy());
-    tls.once('close', () => socket.destroy());
-    tls.setTimeout(this.cfg.idle_timeout_ms, () => socket.destroy());
-    tls.once('secure', () => {
-      tls.setTimeout(0);
-      this.inner.handleInner(tls, source);
-    });
   }
-}
-
-/** A duplex over `socket` that yields `first` before the socket's later bytes. */
-function replayed(socket: Socket, first: Buffer): Duplex {
-  const stream = new Duplex({
-    read() {
-      socket.resume();
-    },
-    write(chunk: Buffer, _enc, cb) {
-      if (socket.destroyed) return cb();
-      socket.write(chunk, () => cb());
-    },
-    final(cb) {
-      socket.end();
-      cb();
-    },
-    destroy(err, cb) {
-      socket.destroy();
-      cb(err);
-    },
-  });
-  stream.push(first);
-  socket.on('data', (c: Buffer) => {
-    if (!stream.push(c)) socket.pause();
-  });
-  socket.once('end', () => stream.push(null));
-  socket.once('close', () => stream.destroy());
-  return stream;
 }

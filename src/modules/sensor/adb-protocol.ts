@@ -63,85 +63,44 @@ export function readAdb(buf: Buffer, maxData = MAX_PAYLOAD): AdbRead {
   };
 }
 
-/** What the fake device says it is (the CNXN banner); no shell_v2 or stat_v2, so clients use the plain services. */
-export const DEVICE_BANNER = 'device::ro.product.name=sdm845;ro.product.model=SM-G960F;ro.product.device=starlte;features=cmd\0';
-
-const PROPS: Record<string, string> = {
-  'ro.product.model': 'SM-G960F',
-  'ro.product.brand': 'samsung',
-  'ro.product.name': 'starltexx',
-  'ro.product.device': 'starlte',
-  'ro.product.manufacturer': 'samsung',
-  'ro.build.version.release': '10',
-  'ro.build.version.sdk': '29',
-  'ro.product.cpu.abi': 'arm64-v8a',
-  'ro.build.fingerprint': 'samsung/starltexx/starlte:10/QP1A.190711.020/G960FXXSHFUJ2:user/release-keys',
-  'ro.secure': '1',
-  'ro.debuggable': '0',
-  'persist.sys.usb.config': 'adb',
-};
-
-const LS_ROOT = [
-  'acct',
-  'apex',
-  'bin',
-  'cache',
-  'config',
-  'd',
-  'data',
-  'debug_ramdisk',
-  'dev',
-  'etc',
-  'init',
-  'init.rc',
-  'mnt',
-  'odm',
-  'oem',
-  'proc',
-  'product',
-  'sbin',
-  'sdcard',
-  'storage',
-  'sys',
-  'system',
-  'vendor',
-];
-
 /**
- * What the fake device's shell prints for a command line. Nothing is run: the first words are
- * matched against a few answers a probe expects, anything else is "not found".
+ * What the fake device says it is (the CNXN banner). The features are those of an Android 10 adbd
+ * that the device answers for: `shell_v2` (shell streams in packets with an exit status, what a client
+ * uses whenever it is offered, so a device without it stands out), `cmd` (`adb install` streams the
+ * APK to `cmd package install`), `stat_v2` and `ls_v2` (the sync requests STA2, LST2 and LIS2), and
+ * flags that change nothing the device must answer. Not offered: `abb`/`abb_exec` (another service for
+ * install) and the Android 11 sync features.
  */
-export function fakeShell(line: string): string {
-  const words = line.trim().split(/\s+/).filter(Boolean);
-  const [cmd, ...args] = words;
-  switch (cmd) {
-    case undefined:
-      return '';
-    case 'id':
-      return 'uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log),1011(adb),1015(sdcard_rw),3003(inet) context=u:r:shell:s0\n';
-    case 'whoami':
-      return 'shell\n';
-    case 'pwd':
-      return '/\n';
-    case 'echo':
-      return `${args.join(' ')}\n`;
-    case 'uname':
-      return args.includes('-a') ? 'Linux localhost 4.9.186-17977470 #1 SMP PREEMPT Wed Oct 14 11:51:30 KST 2020 aarch64\n' : 'Linux\n';
-    case 'getprop':
-      if (args[0]) return `${PROPS[args[0]] ?? ''}\n`;
-      return Object.entries(PROPS)
-        .map(([k, v]) => `[${k}]: [${v}]\n`)
-        .join('');
-    case 'ls':
-      return `${LS_ROOT.join('\n')}\n`;
-    case 'cd':
-    case 'chmod':
-    case 'rm':
-    case 'mkdir':
-    case 'cp':
-    case 'mv':
-      return '';
-    default:
-      return `/system/bin/sh: ${cmd.slice(0, 64)}: not found\n`;
-  }
+export const DEVICE_FEATURES = ['shell_v2', 'cmd', 'stat_v2', 'ls_v2', 'fixed_push_mkdir', 'apex', 'fixed_push_symlink_timestamp'];
+export const DEVICE_BANNER = `device::ro.product.name=starltexx;ro.product.model=SM-G960F;ro.product.device=starlte;features=${DEVICE_FEATURES.join(',')}`;
+
+/** Stream ids of the shell protocol (shell_v2): 1-byte id, 4-byte little-endian length, data. */
+export const SHELL_STDIN = 0;
+export const SHELL_STDOUT = 1;
+export const SHELL_STDERR = 2;
+export const SHELL_EXIT = 3;
+export const SHELL_CLOSE_STDIN = 4;
+export const SHELL_WINDOW_SIZE = 5;
+export const SHELL_HEADER = 5;
+
+export function encodeShellPacket(id: number, data: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(SHELL_HEADER + data.length);
+  out.writeUInt8(id, 0);
+  out.writeUInt32LE(data.length, 1);
+  data.copy(out, SHELL_HEADER);
+  return out;
+}
+
+export type ShellPacketRead =
+  | { kind: 'packet'; id: number; data: Buffer; used: number }
+  | { kind: 'more' }
+  | { kind: 'bad'; reason: string };
+
+/** Reads one shell protocol packet from the start of `buf`, its length checked before it is awaited. */
+export function readShellPacket(buf: Buffer, maxData = MAX_PAYLOAD): ShellPacketRead {
+  if (buf.length < SHELL_HEADER) return { kind: 'more' };
+  const length = buf.readUInt32LE(1);
+  if (length > maxData) return { kind: 'bad', reason: `packet length ${length} past ${maxData}` };
+  if (buf.length < SHELL_HEADER + length) return { kind: 'more' };
+  return { kind: 'packet', id: buf[0]!, data: buf.subarray(SHELL_HEADER, SHELL_HEADER + length), used: SHELL_HEADER + length };
 }
