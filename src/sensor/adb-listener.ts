@@ -19,11 +19,17 @@ import type { AdbListenerConfig } from '../modules/sensor/sensor-config.ts';
 import type { Captured } from '../modules/sensor/sensor-records.ts';
 import { newListenerStats, type RecordSink } from './http-listener.ts';
 import { ConnectionGate } from './connection-gate.ts';
+import type { ListenerMemory } from './memory-budget.ts';
 
 export interface AdbListenerDeps {
   sink: RecordSink;
   now: () => number;
+  /** The listener's share of the sensor's memory budget; unlimited when unset. */
+  memory?: ListenerMemory;
 }
+
+/** What an open stream costs beyond its buffers (its entry and objects), so OPENs alone cannot grow memory unbounded. */
+const STREAM_OVERHEAD = 256;
 
 /** Directories the fake device has, for `adb push` to a directory. */
 const DIRECTORIES = new Set(['/', '/data', '/data/local', '/data/local/tmp', '/sdcard', '/sdcard/Download', '/storage/emulated/0']);
@@ -54,7 +60,7 @@ export class AdbHoneypot {
     private readonly cfg: AdbListenerConfig,
     private readonly deps: AdbListenerDeps,
   ) {
-    this.gate = new ConnectionGate(cfg, this.stats);
+    this.gate = new ConnectionGate(cfg, this.stats, deps.memory);
   }
 
   createServer(): Server {
@@ -241,6 +247,12 @@ export class AdbHoneypot {
       }
     };
 
+    /** What the connection holds: its unread bytes, each stream's buffer and the pushed file kept so far. */
+    const held = () => {
+      let n = buf.length;
+      for (const s of streams.values()) n += STREAM_OVERHEAD + s.buf.length + (s.file?.kept ?? 0);
+      return n;
+    };
     let busy = false;
     const drain = async () => {
       if (busy) return;
@@ -257,9 +269,11 @@ export class AdbHoneypot {
           }
           buf = buf.subarray(r.used);
           await onMessage(r.message);
+          if (!this.gate.hold(socket, held())) break;
         }
       } finally {
         busy = false;
+        if (buf.length === 0) buf = Buffer.alloc(0);
       }
     };
     socket.on('data', (c: Buffer) => {
@@ -271,6 +285,7 @@ export class AdbHoneypot {
         return;
       }
       buf = buf.length ? Buffer.concat([buf, c]) : c;
+      if (!this.gate.hold(socket, held())) return;
       void drain();
     });
   }

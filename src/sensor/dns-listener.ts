@@ -6,6 +6,7 @@ import type { DnsListenerConfig } from '../modules/sensor/sensor-config.ts';
 import { dnsRecord, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
 import { newListenerStats, type RecordSink } from './http-listener.ts';
 import { ConnectionGate } from './connection-gate.ts';
+import { type ListenerMemory, unlimitedMemory } from './memory-budget.ts';
 
 /** A DNS message over TCP is at most 65,535 bytes after its 2-byte length. */
 const MAX_TCP_MESSAGE = 65_535;
@@ -46,6 +47,8 @@ export interface DnsListenerDeps {
   domains: DecoyDomains;
   sink: RecordSink;
   now: () => number;
+  /** The listener's share of the sensor's memory budget (TCP buffers, UDP queries being answered); unlimited when unset. */
+  memory?: ListenerMemory;
 }
 
 /**
@@ -60,13 +63,15 @@ export class DnsHoneypot {
   private readonly limit: SourceRateLimit;
   private readonly gate: ConnectionGate;
   private readonly answer: DnsAnswerOptions;
+  private readonly memory: ListenerMemory;
 
   constructor(
     private readonly cfg: DnsListenerConfig,
     private readonly deps: DnsListenerDeps,
   ) {
     this.limit = new SourceRateLimit(cfg.rate_per_source, cfg.burst_per_source, deps.now);
-    this.gate = new ConnectionGate(cfg, this.stats);
+    this.memory = deps.memory ?? unlimitedMemory();
+    this.gate = new ConnectionGate(cfg, this.stats, this.memory);
     this.answer = {
       mode: cfg.answer,
       ...(cfg.decoy_ipv4 ? { ipv4: cfg.decoy_ipv4 } : {}),
@@ -128,7 +133,10 @@ export class DnsHoneypot {
     const udp = createSocket({ type: this.cfg.bind.includes(':') ? 'udp6' : 'udp4' });
     udp.on('message', (msg, rinfo) => {
       const source = rinfo.address.startsWith('::ffff:') && rinfo.address.includes('.') ? rinfo.address.slice(7) : rinfo.address;
+      // A query waiting for its record holds its bytes: past the share, queries are dropped (shed).
+      if (!this.memory.take(msg.length)) return;
       void this.query(msg, source, true).then((answer) => {
+        this.memory.give(msg.length);
         if (answer) udp.send(answer, rinfo.port, rinfo.address);
       });
     });
@@ -169,6 +177,9 @@ export class DnsHoneypot {
         }
       }
       busy = false;
+      // The answered messages are no longer held; a copy lets their bytes go (a subarray keeps them).
+      if (buf.length === 0) buf = Buffer.alloc(0);
+      this.gate.hold(socket, buf.length);
       if (ended && !socket.destroyed) socket.end();
     };
     let ended = false;
@@ -180,6 +191,7 @@ export class DnsHoneypot {
         return;
       }
       buf = buf.length ? Buffer.concat([buf, c]) : c;
+      if (!this.gate.hold(socket, buf.length)) return;
       void drain();
     });
     socket.on('end', () => {
