@@ -60,7 +60,13 @@ function slowSink() {
         waiting.push(() => resolve(true));
       }),
   };
-  return { sink, release: () => waiting.splice(0).forEach((r) => r()), count: () => records };
+  return {
+    sink,
+    release: () => {
+      for (const r of waiting.splice(0)) r();
+    },
+    count: () => records,
+  };
 }
 
 const quickSink: RecordSink = { capture: async () => true };
