@@ -80,7 +80,7 @@ describe('umbra sensor: a flood at one listener memory share', () => {
       { UMBRA_OPERATOR_TOKEN: TOKEN },
     );
     const listener = async (name: string) =>
-      ((await sensor.health()).listeners as Array<Record<string, number>>).find((l) => l.name === name)!;
+      ((await sensor.health()).listeners as Array<Record<string, number> & { name: string }>).find((l) => l.name === name)!;
 
     // 100 connections of 60,000 bytes each: about 70 fit the 4 MiB share, the rest are shed.
     const flood = Array.from({ length: 100 }, () => floodConnection(sensor.ports.flood!, 60_000));
@@ -109,7 +109,7 @@ describe('umbra sensor: a flood at one listener memory share', () => {
     assert.deepEqual(records.map((r) => r.details.uri).sort(), Array.from({ length: 50 }, (_, i) => `/quiet/${i}`).sort());
     assert.ok(records.every((r) => r.port === 8080));
     const health = await sensor.health();
-    const q = (health.listeners as Array<Record<string, number>>).find((l) => l.name === 'quiet')!;
+    const q = (health.listeners as Array<Record<string, number> & { name: string }>).find((l) => l.name === 'quiet')!;
     assert.equal(q.shed, 0);
     assert.equal(q.records, 50);
     assert.ok(health.memory.buffered_bytes <= health.memory.max_buffered_bytes);
