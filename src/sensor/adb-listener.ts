@@ -286,7 +286,8 @@ export class AdbHoneypot {
       }
       buf = buf.length ? Buffer.concat([buf, c]) : c;
       if (!this.gate.hold(socket, held())) return;
-      void drain();
+      // A message that breaks the handling (a bug an attacker found) ends its connection, never the sensor.
+      drain().catch(() => socket.destroy());
     });
   }
 }

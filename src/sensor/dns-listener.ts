@@ -135,10 +135,17 @@ export class DnsHoneypot {
       const source = rinfo.address.startsWith('::ffff:') && rinfo.address.includes('.') ? rinfo.address.slice(7) : rinfo.address;
       // A query waiting for its record holds its bytes: past the share, queries are dropped (shed).
       if (!this.memory.take(msg.length)) return;
-      void this.query(msg, source, true).then((answer) => {
-        this.memory.give(msg.length);
-        if (answer) udp.send(answer, rinfo.port, rinfo.address);
-      });
+      void (async () => {
+        try {
+          const answer = await this.query(msg, source, true);
+          if (answer) udp.send(answer, rinfo.port, rinfo.address);
+        } catch {
+          // An answer that could not be built (or a socket closed under it) ends that query, not the listener.
+          this.stats.malformed++;
+        } finally {
+          this.memory.give(msg.length);
+        }
+      })();
     });
     udp.on('error', () => {});
     await new Promise<void>((resolve, reject) => {
@@ -192,7 +199,8 @@ export class DnsHoneypot {
       }
       buf = buf.length ? Buffer.concat([buf, c]) : c;
       if (!this.gate.hold(socket, buf.length)) return;
-      void drain();
+      // A message that breaks the handling (a bug an attacker found) ends its connection, never the sensor.
+      drain().catch(() => socket.destroy());
     });
     socket.on('end', () => {
       ended = true;

@@ -167,6 +167,7 @@ function dnsMessages(): Array<{ name: string; bytes: Buffer; expect: AbuseCase['
     n('a question without type and class', Buffer.concat([header(), qname('t', 'example')])),
     n('ancount 65,535 and no answers', Buffer.concat([header({ an: 65_535 }), question(qname('c', 'example'))])),
     n('type 65,535', Buffer.concat([header(), question(qname('t', 'example'), 65_535)]), 'record'),
+    n('class 65,535 and type 0', Buffer.concat([header(), qname('k', 'example'), u16(0), u16(65_535)]), 'record'),
     n('1,000 bytes of 0xff', Buffer.alloc(1000, 0xff)),
   ];
 }
