@@ -117,8 +117,22 @@ describe('umbra sensor: a flood at one listener memory share', () => {
     assert.match(metrics, new RegExp(`umbra_sensor_shed_total\\{listener="flood",protocol="http",public_port="80"\\} ${f.shed! + 1}\n`));
     assert.match(metrics, /umbra_sensor_shed_total\{listener="quiet",protocol="http",public_port="8080"\} 0\n/);
 
-    // The flood ends: its connections are recorded as cut short and every byte of the share comes back.
+    // The flood ends: each held connection is recorded as cut short, or dropped when its record finds
+    // the share still full of the others' buffers (a record holds its own bytes until it is spooled);
+    // every byte of the share comes back.
     for (const s of flood) s.end();
-    await eventually(async () => ((await listener('flood')).buffered_bytes === 0 ? true : undefined), 20_000, 'the flood share released');
+    const ended = await eventually(
+      async () => {
+        const l = await listener('flood');
+        return l.buffered_bytes === 0 && l.records! + l.dropped! === f.open_connections ? l : undefined;
+      },
+      20_000,
+      'the flood share released, each held connection recorded or dropped',
+    );
+    assert.ok(ended.records! > 0, JSON.stringify(ended));
+    assert.equal(ended.shed, f.shed! + 1 + ended.dropped!);
+    // Stopped before its spool directory is removed (it is still writing the flood's records).
+    sensor.proc.kill('SIGKILL');
+    await sensor.exited;
   });
 });
