@@ -281,7 +281,12 @@ class HttpConnection {
     }
     if (this.closed) return;
     this.socket.write(this.answer(head, close, errorStatus));
-    if (close) this.socket.end();
+    if (close) {
+      this.socket.end();
+      // Read on (what comes is dropped) so the client's FIN closes the connection now: a paused socket
+      // would hold its per-source slot until the idle timeout.
+      this.socket.resume();
+    }
   }
 
   private answer(head: HttpHead, close: boolean, errorStatus?: number): Buffer {

@@ -55,6 +55,7 @@ process.on('message', (m: string) => {
     buffered: h.memory.buffered_bytes,
     maxBuffered: h.memory.max_buffered_bytes,
     records,
+    shed: h.listeners.map((l) => `${l.name}:${l.shed}/${l.dropped}/${l.records}`).join(' '),
   });
 });
 process.send!({ ports: Object.fromEntries(sensor.listeners.map((l) => [l.name, l.port])) });
