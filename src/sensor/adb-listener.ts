@@ -26,10 +26,13 @@ import type { AdbListenerConfig } from '../modules/sensor/sensor-config.ts';
 import type { Captured } from '../modules/sensor/sensor-records.ts';
 import { newListenerStats, type RecordSink } from './http-listener.ts';
 import { ConnectionGate } from './connection-gate.ts';
+import type { ListenerMemory } from './memory-budget.ts';
 
 export interface AdbListenerDeps {
   sink: RecordSink;
   now: () => number;
+  /** The listener's share of the sensor's memory budget; unlimited when unset. */
+  memory?: ListenerMemory;
 }
 
 /** The longest line kept from a shell without a pty (a script piped in); the rest of it is dropped. */
@@ -38,6 +41,8 @@ const PIPE_LINE_MAX = 64 * 1024;
 const FIRMWARE_MTIME = 1602644400;
 /** `adb install` on a device with the cmd feature: the APK is streamed to this command, its size given. */
 const STREAMED_INSTALL = /^exec:cmd package 'install'.* -S (\d{1,10})$/s;
+/** What an open stream costs beyond its buffers (its entry and objects), so OPENs alone cannot grow memory unbounded. */
+const STREAM_OVERHEAD = 256;
 
 interface ShellStream {
   kind: 'shell';
@@ -115,7 +120,7 @@ export class AdbHoneypot {
     private readonly cfg: AdbListenerConfig,
     private readonly deps: AdbListenerDeps,
   ) {
-    this.gate = new ConnectionGate(cfg, this.stats);
+    this.gate = new ConnectionGate(cfg, this.stats, deps.memory);
   }
 
   createServer(): Server {
@@ -466,6 +471,17 @@ export class AdbHoneypot {
       }
     };
 
+    /** What the connection holds: its unread bytes, each stream's buffers and the file or APK kept so far. */
+    const held = () => {
+      let n = buf.length;
+      for (const s of streams.values()) {
+        n += STREAM_OVERHEAD;
+        if (s.kind === 'shell') n += s.packets.length + s.pending.length;
+        else if (s.kind === 'sync') n += s.buf.length + (s.file?.kept ?? 0);
+        else n += s.kept;
+      }
+      return n;
+    };
     let busy = false;
     const drain = async () => {
       if (busy) return;
@@ -482,9 +498,11 @@ export class AdbHoneypot {
           }
           buf = buf.subarray(r.used);
           await onMessage(r.message);
+          if (!this.gate.hold(socket, held())) break;
         }
       } finally {
         busy = false;
+        if (buf.length === 0) buf = Buffer.alloc(0);
       }
     };
     socket.on('data', (c: Buffer) => {
@@ -496,7 +514,9 @@ export class AdbHoneypot {
         return;
       }
       buf = buf.length ? Buffer.concat([buf, c]) : c;
-      void drain();
+      if (!this.gate.hold(socket, held())) return;
+      // A message that breaks the handling (a bug an attacker found) ends its connection, never the sensor.
+      drain().catch(() => socket.destroy());
     });
   }
 }

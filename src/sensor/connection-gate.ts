@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import { type Held, type ListenerMemory, unlimitedMemory } from './memory-budget.ts';
 
 /** Connection counters every listener reports (the HTTP one adds its record counts to them). */
 export interface ConnectionStats {
@@ -37,31 +38,43 @@ export class SourceSlots {
  */
 export class ConnectionGate {
   private readonly slots: SourceSlots;
-  private readonly sockets = new Set<Socket>();
+  /** Every open socket, with what it holds of the listener's memory share. */
+  private readonly sockets = new Map<Socket, Held>();
 
   constructor(
     private readonly limits: { max_connections: number; max_connections_per_source: number },
     private readonly stats: ConnectionStats,
+    readonly memory: ListenerMemory = unlimitedMemory(),
   ) {
     this.slots = new SourceSlots(limits.max_connections_per_source);
   }
 
-  /** The connection's source address once admitted; undefined when it was refused (and destroyed). */
+  /**
+   * The connection's source address once admitted; undefined when it was refused (and destroyed):
+   * over a connection limit, or the listener's memory share is full (counted as shed).
+   */
   admit(socket: Socket): string | undefined {
     const st = this.stats;
     const source = sourceAddress(socket);
     st.connections++;
+    if (this.memory.full) {
+      this.memory.shed++;
+      socket.destroy();
+      return undefined;
+    }
     if (this.sockets.size >= this.limits.max_connections || !this.slots.take(source)) {
       st.refused++;
       socket.destroy();
       return undefined;
     }
     st.open++;
-    this.sockets.add(socket);
+    const held = this.memory.hold();
+    this.sockets.set(socket, held);
     socket.once('close', () => {
       st.open--;
       this.sockets.delete(socket);
       this.slots.give(source);
+      held.release();
     });
     // Attackers reset connections all the time; an error only ends that connection.
     socket.on('error', () => {});
@@ -71,12 +84,28 @@ export class ConnectionGate {
   /** A socket admitted elsewhere (the HTTP inside a TLS connection): only known for shutdown. */
   track(socket: Socket): void {
     socket.on('error', () => {});
-    this.sockets.add(socket);
-    socket.once('close', () => this.sockets.delete(socket));
+    const held = this.memory.hold();
+    this.sockets.set(socket, held);
+    socket.once('close', () => {
+      this.sockets.delete(socket);
+      held.release();
+    });
+  }
+
+  /**
+   * Sets what an admitted connection holds to `bytes`; when that would pass the memory share, the
+   * connection is destroyed (its bytes released, counted as shed) and false is returned.
+   */
+  hold(socket: Socket, bytes: number): boolean {
+    const held = this.sockets.get(socket);
+    if (!held) return bytes === 0 || socket.destroyed;
+    if (held.set(bytes)) return true;
+    socket.destroy();
+    return false;
   }
 
   /** Closes every open connection (shutdown). */
   destroyAll(): void {
-    for (const s of this.sockets) s.destroy();
+    for (const s of this.sockets.keys()) s.destroy();
   }
 }

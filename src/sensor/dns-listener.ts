@@ -8,6 +8,7 @@ import { dnsRecord, type SensorIdentity } from '../modules/sensor/sensor-records
 import { CertificateCache } from './certificates.ts';
 import { newListenerStats, type RecordSink } from './http-listener.ts';
 import { ConnectionGate } from './connection-gate.ts';
+import { type ListenerMemory, unlimitedMemory } from './memory-budget.ts';
 
 /** A DNS message over TCP is at most 65,535 bytes after its 2-byte length. */
 const MAX_TCP_MESSAGE = 65_535;
@@ -54,6 +55,8 @@ export interface DnsListenerDeps {
   now: () => number;
   /** The self-signed certificates of DNS over TLS (`tls: true`); made on first use when absent. */
   certificates?: CertificateCache;
+  /** The listener's share of the sensor's memory budget (TCP buffers, UDP queries being answered); unlimited when unset. */
+  memory?: ListenerMemory;
 }
 
 /**
@@ -72,13 +75,15 @@ export class DnsHoneypot {
   private readonly certificates: CertificateCache;
   /** The certificate of connections that name no decoy (or nothing) in their SNI, made before binding. */
   private defaultContext: SecureContext | undefined;
+  private readonly memory: ListenerMemory;
 
   constructor(
     private readonly cfg: DnsListenerConfig,
     private readonly deps: DnsListenerDeps,
   ) {
     this.limit = new SourceRateLimit(cfg.rate_per_source, cfg.burst_per_source, deps.now);
-    this.gate = new ConnectionGate(cfg, this.stats);
+    this.memory = deps.memory ?? unlimitedMemory();
+    this.gate = new ConnectionGate(cfg, this.stats, this.memory);
     this.answer = {
       mode: cfg.answer,
       ...(cfg.decoy_ipv4 ? { ipv4: cfg.decoy_ipv4 } : {}),
@@ -146,9 +151,19 @@ export class DnsHoneypot {
     const udp = createSocket({ type: this.cfg.bind.includes(':') ? 'udp6' : 'udp4' });
     udp.on('message', (msg, rinfo) => {
       const source = rinfo.address.startsWith('::ffff:') && rinfo.address.includes('.') ? rinfo.address.slice(7) : rinfo.address;
-      void this.query(msg, source, true).then((answer) => {
-        if (answer) udp.send(answer, rinfo.port, rinfo.address);
-      });
+      // A query waiting for its record holds its bytes: past the share, queries are dropped (shed).
+      if (!this.memory.take(msg.length)) return;
+      void (async () => {
+        try {
+          const answer = await this.query(msg, source, true);
+          if (answer) udp.send(answer, rinfo.port, rinfo.address);
+        } catch {
+          // An answer that could not be built (or a socket closed under it) ends that query, not the listener.
+          this.stats.malformed++;
+        } finally {
+          this.memory.give(msg.length);
+        }
+      })();
     });
     udp.on('error', () => {});
     await new Promise<void>((resolve, reject) => {
@@ -230,6 +245,9 @@ export class DnsHoneypot {
           inFlight--;
           inFlightBytes -= len;
           if (socket.destroyed || stream.destroyed) return;
+          // The answered messages are no longer held; a copy lets their bytes go (a subarray keeps them).
+          if (buf.length === 0) buf = Buffer.alloc(0);
+          this.gate.hold(socket, buf.length + inFlightBytes);
           if (a) {
             const framed = Buffer.allocUnsafe(2 + a.length);
             framed.writeUInt16BE(a.length, 0);
@@ -255,6 +273,8 @@ export class DnsHoneypot {
         return;
       }
       buf = buf.length ? Buffer.concat([buf, c]) : c;
+      // The connection holds its unread bytes and the messages being answered (the listener's memory share).
+      if (!this.gate.hold(socket, buf.length + inFlightBytes)) return;
       take();
     });
     stream.on('end', () => {

@@ -5,6 +5,7 @@ import { headEnd, parseHttpHead, type HttpHead } from '../modules/sensor/http-he
 import type { HttpHandling } from '../modules/sensor/sensor-config.ts';
 import { httpRecord, type Captured, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
 import { ConnectionGate } from './connection-gate.ts';
+import type { ListenerMemory } from './memory-budget.ts';
 
 /** Where listeners hand their records; resolves true once a record is kept (durable), false when dropped. */
 export interface RecordSink {
@@ -43,6 +44,8 @@ export interface HttpListenerDeps {
   /** The port records carry (the public one), known once the listener is bound. */
   publicPort: () => number;
   protocol?: 'http' | 'https';
+  /** The listener's share of the sensor's memory budget (a TLS listener passes its own); unlimited when unset. */
+  memory?: ListenerMemory;
 }
 
 /**
@@ -60,7 +63,7 @@ export class HttpHoneypot {
     private readonly cfg: HttpHandling,
     private readonly deps: HttpListenerDeps,
   ) {
-    this.gate = new ConnectionGate(cfg, this.stats);
+    this.gate = new ConnectionGate(cfg, this.stats, deps.memory);
   }
 
   /** A net server for this listener (the TLS listener hands its decrypted sockets to handle()). */
@@ -76,7 +79,7 @@ export class HttpHoneypot {
 
   handle(socket: Socket): void {
     const source = this.gate.admit(socket);
-    if (source !== undefined) new HttpConnection(socket, source, this.cfg, this.deps, this.stats).start();
+    if (source !== undefined) new HttpConnection(socket, source, this.cfg, this.deps, this.stats, this.gate).start();
   }
 
   /**
@@ -86,7 +89,7 @@ export class HttpHoneypot {
    */
   handleInner(socket: Socket, source: string, before?: Promise<unknown>): void {
     this.gate.track(socket);
-    new HttpConnection(socket, source, this.cfg, this.deps, this.stats, before).start();
+    new HttpConnection(socket, source, this.cfg, this.deps, this.stats, this.gate, before).start();
   }
 }
 
@@ -110,6 +113,7 @@ class HttpConnection {
     private readonly cfg: HttpHandling,
     private readonly deps: HttpListenerDeps,
     private readonly st: ListenerStats,
+    private readonly gate: ConnectionGate,
     private readonly before?: Promise<unknown>,
   ) {}
 
@@ -122,6 +126,8 @@ class HttpConnection {
       if (this.size === 0 && this.chunks.length === 0) this.startRequest();
       this.chunks.push(c);
       this.size += c.length;
+      // Past the listener's memory share the connection is shed (destroyed) instead of buffered.
+      if (!this.gate.hold(s, this.size)) return;
       void this.advance();
     });
     s.on('end', () => {
@@ -188,6 +194,8 @@ class HttpConnection {
       }
     } finally {
       this.busy = false;
+      // What was answered is no longer held (the buffer kept until its record was written).
+      this.gate.hold(this.socket, this.size);
     }
     if (this.ended && !this.closed && !this.closing) {
       // Nothing more will come: what is left is a request cut short.
@@ -243,6 +251,7 @@ class HttpConnection {
     this.size = 0;
     await this.finish(buf, head, true, why === 'end' ? 400 : 408);
     this.busy = false;
+    this.gate.hold(this.socket, 0);
   }
 
   /** Records the request, then answers it (a decoy, or `errorStatus`) and closes when told to. */
@@ -275,7 +284,12 @@ class HttpConnection {
     }
     if (this.closed) return;
     this.socket.write(this.answer(head, close, errorStatus));
-    if (close) this.socket.end();
+    if (close) {
+      this.socket.end();
+      // Read on (what comes is dropped) so the client's FIN closes the connection now: a paused socket
+      // would hold its per-source slot until the idle timeout.
+      this.socket.resume();
+    }
   }
 
   private answer(head: HttpHead, close: boolean, errorStatus?: number): Buffer {

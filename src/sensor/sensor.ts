@@ -11,6 +11,7 @@ import { HttpHoneypot, type ListenerStats, type RecordSink } from './http-listen
 import { AdbHoneypot } from './adb-listener.ts';
 import { DnsHoneypot } from './dns-listener.ts';
 import { TlsHoneypot } from './tls-listener.ts';
+import { ListenerMemory } from './memory-budget.ts';
 import { openSpoolRoot, Spool, SpoolBudget, SpoolFull } from './spool.ts';
 import { abortableSleep, FeedUploader, ingestPoster, type PostBatch } from './uploader.ts';
 
@@ -42,6 +43,8 @@ export interface RunningListener {
   dns?: { rateLimited: number; truncated: number; refused_any: number; tls_failed: number };
   /** A DNS listener serving DNS over TLS (no UDP). */
   dnsOverTls?: boolean;
+  /** The listener's share of the memory budget: bytes held now, its size, and the work shed when it was full. */
+  memory: ListenerMemory;
 }
 
 export interface RunningSensor {
@@ -57,6 +60,8 @@ export interface SensorHealth {
   identity: SensorIdentity;
   listeners: Array<{ name: string; protocol: string; bind: string; port: number; public_port: number } & Record<string, number | string>>;
   spool: { records: number; bytes: number; max_bytes: number } | null;
+  /** Bytes the listeners hold for work in progress, of limits.max_buffered_bytes. */
+  memory: { buffered_bytes: number; max_buffered_bytes: number };
   upload: Array<{
     feed: string;
     uploaded: number;
@@ -102,14 +107,13 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
   const spools = new Map<string, Spool>();
   const uploaders: FeedUploader[] = [];
   let releaseRoot = () => {};
-  let sink: RecordSink;
+  /** Keeps one serialized record: true once it is durable (or printed), false when dropped. */
+  let keep: (feed: Captured['feed'], json: string) => Promise<boolean>;
   if (o.dryRun) {
     const out = o.stdout ?? process.stdout;
-    sink = {
-      capture: async (cap: Captured) => {
-        out.write(`${JSON.stringify({ feed: cap.feed, record: cap.record })}\n`);
-        return true;
-      },
+    keep = async (feed, json) => {
+      out.write(`{"feed":${JSON.stringify(feed)},"record":${json}}\n`);
+      return true;
     };
   } else {
     if (!o.token) throw new Error('no operator token: set UMBRA_OPERATOR_TOKEN or token_file (or use --dry-run)');
@@ -135,26 +139,40 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
       uploaders.push(up);
     }
     let lastFullLog = 0;
-    sink = {
-      capture: async (cap: Captured) => {
-        try {
-          await spools.get(cap.feed)!.append(Buffer.from(JSON.stringify(cap.record)));
-          return true;
-        } catch (e) {
-          // At most one line a minute: a flood against a full spool must not flood the log too.
-          if (now() - lastFullLog > 60_000) {
-            lastFullLog = now();
-            o.log(
-              e instanceof SpoolFull
-                ? `spool full (${c.spool.max_bytes} bytes): records are dropped until it drains`
-                : `spool write failed: ${(e as Error).message}`,
-            );
-          }
-          return false;
+    keep = async (feed, json) => {
+      try {
+        await spools.get(feed)!.append(Buffer.from(json));
+        return true;
+      } catch (e) {
+        // At most one line a minute: a flood against a full spool must not flood the log too.
+        if (now() - lastFullLog > 60_000) {
+          lastFullLog = now();
+          o.log(
+            e instanceof SpoolFull
+              ? `spool full (${c.spool.max_bytes} bytes): records are dropped until it drains`
+              : `spool write failed: ${(e as Error).message}`,
+          );
         }
-      },
+        return false;
+      }
     };
   }
+  /**
+   * A listener's sink: a record waiting for the spool holds its serialized bytes in the listener's
+   * memory share; with the share full it is dropped (shed) rather than queued.
+   */
+  const sinkOf = (memory: ListenerMemory): RecordSink => ({
+    capture: async (cap: Captured) => {
+      const json = JSON.stringify(cap.record);
+      const bytes = Buffer.byteLength(json);
+      if (!memory.take(bytes)) return false;
+      try {
+        return await keep(cap.feed, json);
+      } finally {
+        memory.give(bytes);
+      }
+    },
+  });
 
   const listeners: Array<RunningListener & { server: Server; honeypot: { destroyAll(): void }; close?: () => void }> = [];
   const certificates = new CertificateCache(1024, now);
@@ -162,8 +180,10 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
     for (const l of c.listeners) {
       let bound = 0;
       const publicPort = () => publicPortOf(l, bound);
+      const memory = new ListenerMemory(l.max_buffered_bytes ?? c.limits.max_buffered_bytes);
+      const sink = sinkOf(memory);
       if (l.protocol === 'dns') {
-        const dns = new DnsHoneypot(l, { identity, domains, sink, now, certificates });
+        const dns = new DnsHoneypot(l, { identity, domains, sink, now, certificates, memory });
         const { port, tcp, udp } = await dns.listen();
         bound = port;
         listeners.push({
@@ -178,15 +198,16 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
           server: tcp,
           honeypot: dns,
           close: () => udp?.close(),
+          memory,
         });
         continue;
       }
       const honeypot =
         l.protocol === 'tls'
-          ? new TlsHoneypot(l, { identity, domains, sink, certificates, now, publicPort })
+          ? new TlsHoneypot(l, { identity, domains, sink, certificates, now, publicPort, memory })
           : l.protocol === 'adb'
-            ? new AdbHoneypot(l, { sink, now })
-            : new HttpHoneypot(l, { identity, domains, sink, now, publicPort });
+            ? new AdbHoneypot(l, { sink, now, memory })
+            : new HttpHoneypot(l, { identity, domains, sink, now, publicPort, memory });
       const server = honeypot.createServer();
       bound = await listen(server, l.bind, l.port);
       listeners.push({
@@ -199,6 +220,7 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
         ...(honeypot instanceof TlsHoneypot ? { innerHttp: honeypot.inner.stats } : {}),
         server,
         honeypot,
+        memory,
       });
     }
   } catch (e) {
@@ -255,8 +277,15 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
               ...(l.dnsOverTls ? { tls_failed: l.dns.tls_failed } : {}),
             }
           : {}),
+        buffered_bytes: l.memory.used,
+        max_buffered_bytes: l.memory.max,
+        shed: l.memory.shed,
       })),
       spool: o.dryRun ? null : { records, bytes, max_bytes: c.spool.max_bytes },
+      memory: {
+        buffered_bytes: listeners.reduce((n, l) => n + l.memory.used, 0),
+        max_buffered_bytes: c.limits.max_buffered_bytes,
+      },
       upload,
     };
   };
@@ -332,6 +361,19 @@ function sensorMetrics(health: () => SensorHealth): Registry {
   perListener('umbra_sensor_malformed_total', 'Records of requests that did not parse whole', 'malformed', true);
   perListener('umbra_sensor_dropped_total', 'Records the spool could not keep', 'dropped', true);
   perListener('umbra_sensor_bytes_in_total', 'Bytes received by a listener', 'bytes_in', true);
+  perListener(
+    'umbra_sensor_buffered_bytes',
+    'Bytes a listener holds for work in progress (its memory share in use)',
+    'buffered_bytes',
+    false,
+  );
+  perListener('umbra_sensor_max_buffered_bytes', "A listener's memory share", 'max_buffered_bytes', false);
+  perListener(
+    'umbra_sensor_shed_total',
+    'Connections, queries and records dropped because the listener memory share was full',
+    'shed',
+    true,
+  );
   const spool = (name: string, help: string, field: 'records' | 'bytes') =>
     new Gauge({
       name,

@@ -7,6 +7,7 @@ import { parseClientHello } from '../modules/tls/client-hello-parser.ts';
 import type { CertificateCache } from './certificates.ts';
 import { HttpHoneypot, newListenerStats, type RecordSink } from './http-listener.ts';
 import { ConnectionGate } from './connection-gate.ts';
+import type { ListenerMemory } from './memory-budget.ts';
 
 const TLS_HANDSHAKE = 0x16;
 const RECORD_HEADER = 5;
@@ -18,6 +19,8 @@ export interface TlsListenerDeps {
   certificates: CertificateCache;
   now: () => number;
   publicPort: () => number;
+  /** The listener's share of the sensor's memory budget (hellos and the HTTP inside); unlimited when unset. */
+  memory?: ListenerMemory;
 }
 
 /**
@@ -37,7 +40,7 @@ export class TlsHoneypot {
     private readonly cfg: TlsListenerConfig,
     private readonly deps: TlsListenerDeps,
   ) {
-    this.gate = new ConnectionGate(cfg, this.stats);
+    this.gate = new ConnectionGate(cfg, this.stats, deps.memory);
     this.inner = new HttpHoneypot(cfg, { ...deps, protocol: 'https' });
   }
 
@@ -70,6 +73,7 @@ export class TlsHoneypot {
       st.bytesIn += c.length;
       chunks.push(c);
       size += c.length;
+      if (!this.gate.hold(socket, size)) return;
       const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
       if (buf[0] !== TLS_HANDSHAKE) {
         // Not TLS: keep what comes until the limit or the client goes quiet, then record it.
@@ -129,6 +133,8 @@ export class TlsHoneypot {
     tls.setTimeout(this.cfg.idle_timeout_ms, () => socket.destroy());
     tls.once('secure', () => {
       tls.setTimeout(0);
+      // The hello went to the TLS engine; the HTTP reader holds what comes next under the same share.
+      this.gate.hold(socket, 0);
       this.inner.handleInner(tls, source, recorded);
     });
   }

@@ -69,6 +69,33 @@ describe('sensor config', () => {
       ],
     );
   });
+
+  it('should split limits.max_buffered_bytes into fixed listener shares, and refuse shares that do not fit', () => {
+    const MiB = 1_048_576;
+    const base = { identity: { proxy_ip: '203.0.113.10' }, domains: ['example.com'] };
+    const shares = (v: Record<string, unknown>) => parseSensorConfig({ ...base, ...v }).listeners.map((l) => l.max_buffered_bytes);
+    const four = [
+      { protocol: 'http', port: 80 },
+      { protocol: 'tls', port: 443 },
+      { protocol: 'dns', port: 53 },
+      { protocol: 'adb', port: 5555 },
+    ];
+    assert.deepEqual(shares({ listeners: four }), [16 * MiB, 16 * MiB, 16 * MiB, 16 * MiB], 'the 64 MiB default, in 4');
+    assert.deepEqual(
+      shares({ listeners: [{ ...four[0], max_buffered_bytes: 40 * MiB }, ...four.slice(1)], limits: { max_buffered_bytes: 64 * MiB } }),
+      [40 * MiB, 8 * MiB, 8 * MiB, 8 * MiB],
+      'what a set share leaves, in equal parts',
+    );
+    assert.throws(
+      () => shares({ listeners: [{ ...four[0], max_buffered_bytes: 80 * MiB }] }),
+      /limits\.max_buffered_bytes: 67108864 is less than the listeners' max_buffered_bytes together/,
+    );
+    assert.throws(
+      () => shares({ listeners: four, limits: { max_buffered_bytes: 8 * MiB } }),
+      /leaves 2097152 bytes to each listener without max_buffered_bytes; each needs at least 4194304/,
+    );
+    assert.throws(() => shares({ listeners: [{ ...four[0], max_buffered_bytes: 1000 }] }), /max_buffered_bytes/);
+  });
 });
 
 describe('the backoff recipe', () => {

@@ -11,6 +11,8 @@ import { parseIp } from '../../lib/ip-address.ts';
 const port = z.number().int().min(0).max(65_535);
 const publicPort = z.number().int().min(1).max(65_535);
 const positive = z.number().int().min(1);
+/** A listener's memory share at least: one connection at the largest per-connection limits (an ADB push) fits. */
+export const MIN_LISTENER_BUFFER = 4 * 1_048_576;
 const bindAddress = z.string().refine((s) => Boolean(parseIp(s)), 'must be an IPv4 or IPv6 address (0.0.0.0 or :: for every interface)');
 
 const domain = z.string().transform((s, ctx) => {
@@ -59,6 +61,12 @@ const tcpListenerShape = {
   max_connections_per_source: positive.default(16),
   /** A connection that sends nothing for this long is closed (and what it sent is recorded). */
   idle_timeout_ms: positive.default(10_000),
+  /**
+   * This listener's share of `limits.max_buffered_bytes`: the bytes its connections in progress and
+   * records on their way to the spool may hold. Unset: an equal part of what the listeners that set
+   * one leave over.
+   */
+  max_buffered_bytes: z.number().int().min(MIN_LISTENER_BUFFER).optional(),
 };
 
 /** How HTTP requests are read and answered: on an HTTP port, and inside TLS after the handshake. */
@@ -198,6 +206,21 @@ export const sensorConfigSchema = z
       })
       .strict()
       .prefault({}),
+    limits: z
+      .object({
+        /**
+         * Bytes all listeners together may hold for work in progress (partial requests, hellos, DNS
+         * and ADB messages, pushed files, records not yet in the spool). Split into fixed listener
+         * shares, so a flood that fills one listener's share leaves the others theirs.
+         */
+        max_buffered_bytes: z
+          .number()
+          .int()
+          .min(MIN_LISTENER_BUFFER)
+          .default(64 * 1_048_576),
+      })
+      .strict()
+      .prefault({}),
     health: z
       .object({
         bind: bindAddress.default('127.0.0.1'),
@@ -235,8 +258,25 @@ export function parseSensorConfig(value: unknown): SensorConfig {
     if (names.has(name)) problems.push(`listeners.${i}.name: '${name}' is used by another listener; give each a name of its own`);
     names.add(name);
   }
+  const shares = bufferShares(r.data.limits.max_buffered_bytes, r.data.listeners as ListenerConfig[]);
+  if (typeof shares === 'string') problems.push(shares);
   if (problems.length) throw new SensorConfigError(problems);
+  for (const [i, l] of r.data.listeners.entries()) l.max_buffered_bytes = (shares as number[])[i];
   return r.data;
+}
+
+/**
+ * Each listener's share of the memory budget: its own max_buffered_bytes, or an equal part of what
+ * those leave over; a problem line when the shares do not fit the total.
+ */
+function bufferShares(total: number, listeners: ListenerConfig[]): number[] | string {
+  const fixed = listeners.reduce((n, l) => n + (l.max_buffered_bytes ?? 0), 0);
+  const open = listeners.filter((l) => l.max_buffered_bytes === undefined).length;
+  if (fixed > total) return `limits.max_buffered_bytes: ${total} is less than the listeners' max_buffered_bytes together (${fixed})`;
+  const part = open ? Math.floor((total - fixed) / open) : 0;
+  if (open && part < MIN_LISTENER_BUFFER)
+    return `limits.max_buffered_bytes: ${total} leaves ${part} bytes to each listener without max_buffered_bytes; each needs at least ${MIN_LISTENER_BUFFER}`;
+  return listeners.map((l) => l.max_buffered_bytes ?? part);
 }
 
 export function listenerName(l: ListenerConfig): string {
