@@ -52,7 +52,9 @@ export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Pr
       UMBRA_SIMULATOR_RATE: '0',
       UMBRA_EXPORT_JOBS: 'off',
     };
-    const server = spawn(process.execPath, [BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
+    // UMBRA_BENCH_CPU_PROF=<dir>: the server and the sensor write a V8 CPU profile there when they stop.
+    const prof = process.env.UMBRA_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.UMBRA_BENCH_CPU_PROF}`] : [];
+    const server = spawn(process.execPath, [...prof, BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
       env,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -68,7 +70,7 @@ export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Pr
       health: { port: 0 },
     };
     writeFileSync(join(dir, 'sensor.yaml'), JSON.stringify(config));
-    const sensor = spawn(process.execPath, [BIN, 'sensor', '--config', join(dir, 'sensor.yaml')], {
+    const sensor = spawn(process.execPath, [...prof, BIN, 'sensor', '--config', join(dir, 'sensor.yaml')], {
       env,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -130,6 +132,12 @@ export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Pr
       'wrk socket errors / non-2xx': errors,
     };
   } finally {
+    if (process.env.UMBRA_BENCH_CPU_PROF) {
+      // A profile is written on a clean exit only.
+      await Promise.all(
+        children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r).kill('SIGTERM')) : undefined)),
+      );
+    }
     for (const c of children) c.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }

@@ -19,9 +19,11 @@ async function listener(t: TestContext, overrides: Record<string, unknown> = {},
     identity: IDENTITY,
     domains: new DecoyDomains(['unit.example']),
     sink: {
-      capture: async (c) => {
-        records.push(c);
-        return keep;
+      capture: () => assert.fail('the HTTP listener appends encoded records'),
+      // Read back as the server would; written before the answer, kept (or not) after.
+      append: (feed, json) => {
+        records.push({ feed, record: JSON.parse(json.toString()) as Record<string, unknown> });
+        return { written: Promise.resolve(true), kept: Promise.resolve(keep) };
       },
     },
     now: Date.now,

@@ -103,10 +103,15 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
   let sink: RecordSink;
   if (o.dryRun) {
     const out = o.stdout ?? process.stdout;
+    const yes = Promise.resolve(true);
     sink = {
       capture: async (cap: Captured) => {
         out.write(`${JSON.stringify({ feed: cap.feed, record: cap.record })}\n`);
         return true;
+      },
+      append: (feed, json) => {
+        out.write(`{"feed":"${feed}","record":${json.toString()}}\n`);
+        return { written: yes, kept: yes };
       },
     };
   } else {
@@ -133,23 +138,33 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
       uploaders.push(up);
     }
     let lastFullLog = 0;
+    const logLost = (e: unknown): false => {
+      // At most one line a minute: a flood against a full spool must not flood the log too.
+      if (now() - lastFullLog > 60_000) {
+        lastFullLog = now();
+        o.log(
+          e instanceof SpoolFull
+            ? `spool full (${c.spool.max_bytes} bytes): records are dropped until it drains`
+            : `spool write failed: ${(e as Error).message}`,
+        );
+      }
+      return false;
+    };
+    const yes = (): true => true;
+    const no = (): false => false;
     sink = {
       capture: async (cap: Captured) => {
         try {
           await spools.get(cap.feed)!.append(Buffer.from(JSON.stringify(cap.record)));
           return true;
         } catch (e) {
-          // At most one line a minute: a flood against a full spool must not flood the log too.
-          if (now() - lastFullLog > 60_000) {
-            lastFullLog = now();
-            o.log(
-              e instanceof SpoolFull
-                ? `spool full (${c.spool.max_bytes} bytes): records are dropped until it drains`
-                : `spool write failed: ${(e as Error).message}`,
-            );
-          }
-          return false;
+          return logLost(e);
         }
+      },
+      append: (feed, json) => {
+        const staged = spools.get(feed)!.stage(json);
+        // The failure is logged once, from the fsync's side (a failed write fails both).
+        return { written: staged.written.then(yes, no), kept: staged.durable.then(yes, logLost) };
       },
     };
   }

@@ -23,8 +23,13 @@ import { crc32 } from 'node:zlib';
  * pid of the sensor using it), and per feed a directory of segment files `<first seq>.seg`, `acked`
  * (the last record the server stored) and `inflight` (the batch being uploaded: its key and range).
  * A frame is u32 length, u32 CRC-32 of the payload, then the payload (one record's JSON). Appends are
- * written at an explicit position and fsynced before they are acknowledged; a torn tail left by a
- * crash fails its length or CRC check and is cut off when the spool is opened.
+ * written at an explicit position in two steps a caller can wait on apart: `written` (the bytes are in
+ * the file, so a crash of the sensor process, even SIGKILL, no longer loses them: the kernel has them)
+ * and `durable` (fdatasync returned: they survive the machine's crash too). Only durable records count:
+ * depth, batches and the uploader see nothing else. Writes go on while an fdatasync runs, and each
+ * fdatasync covers every write done before it (group commit); at most MAX_UNSYNCED bytes are written
+ * and not yet durable, so a slow disk slows the writers instead of widening that window. A torn tail
+ * left by a crash fails its length or CRC check and is cut off when the spool is opened.
  *
  * Batches are cut from the spool by sequence number, and the range is made durable (inflight) before
  * it is sent: after a crash the same records go again under the same key, so the server stores them
@@ -35,6 +40,11 @@ const FRAME_HEADER = 8;
 /** A payload no record can reach (the server's line limit is 2 MiB): a longer length is damage. */
 const MAX_PAYLOAD = 8 * 1_048_576;
 const SEG_RE = /^(\d{16})\.seg$/;
+/**
+ * Bytes written and not yet fsynced, at most (per feed): what a machine crash can lose of records
+ * whose write was reported. Past it the next write waits for the fdatasync in progress.
+ */
+export const MAX_UNSYNCED = 1_048_576;
 
 /** The append was refused: the spool holds its maximum. */
 export class SpoolFull extends Error {
@@ -66,6 +76,53 @@ export interface SpoolBatch {
   lines: Buffer[];
   bytes: number;
 }
+
+/** An append's two steps; neither promise rejects unobserved (each has a handler already). */
+export interface Staged {
+  /** In the spool file (survives a crash of the sensor process). Rejects: the record was not kept. */
+  written: Promise<void>;
+  /** fsynced: counted as spooled, visible to the uploader. Rejects: the record was not kept. */
+  durable: Promise<void>;
+}
+
+const ignore = (): void => {};
+
+/** The appends of one write: they share one pwrite, one fdatasync and these two promises. */
+class Group implements Staged {
+  readonly frames: Buffer[] = [];
+  bytes = 0;
+  readonly written: Promise<void>;
+  readonly durable: Promise<void>;
+  resolveWritten!: () => void;
+  private rejectWritten!: (e: unknown) => void;
+  resolveDurable!: () => void;
+  private rejectDurable!: (e: unknown) => void;
+
+  constructor() {
+    this.written = new Promise((res, rej) => {
+      this.resolveWritten = res;
+      this.rejectWritten = rej;
+    });
+    this.durable = new Promise((res, rej) => {
+      this.resolveDurable = res;
+      this.rejectDurable = rej;
+    });
+    // A caller may wait on one of the two only: the other's rejection is not an unhandled one.
+    this.written.catch(ignore);
+    this.durable.catch(ignore);
+  }
+
+  fail(e: unknown): void {
+    this.rejectWritten(e);
+    this.rejectDurable(e);
+  }
+}
+
+const refused = (e: unknown): Staged => {
+  const p = Promise.reject(e);
+  p.catch(ignore);
+  return { written: p, durable: p };
+};
 
 function fsyncDir(dir: string): void {
   const fd = openSync(dir, 'r');
@@ -157,8 +214,18 @@ export class Spool {
   /** The last durable sequence number. */
   private durableSeq = 0;
   private fh: FileHandle | undefined;
-  private queue: Array<{ frame: Buffer; resolve: () => void; reject: (e: unknown) => void }> = [];
+  /** Appends waiting for the next write. */
+  private pending: Group | undefined;
   private writing = false;
+  /** Written to the current segment and not yet fsynced, oldest first. */
+  private unsynced: Group[] = [];
+  private unsyncedBytes = 0;
+  /** Bytes written to the current segment (its durable size plus what is unsynced). */
+  private writtenSize = 0;
+  /** The fdatasync loop, while it runs. */
+  private syncing: Promise<void> | undefined;
+  /** Bumped when an fdatasync fails: a write that was in flight then is failed too. */
+  private generation = 0;
   /** A write failed on the current segment: the next write starts a new one (its pages are suspect). */
   private sealCurrent = false;
   private readonly waiters = new Set<() => void>();
@@ -217,6 +284,7 @@ export class Spool {
     const last = this.segments.at(-1);
     this.durableSeq = last ? last.startSeq + last.count - 1 : this.acked;
     if (this.durableSeq < this.acked) this.durableSeq = this.acked;
+    this.writtenSize = last?.size ?? 0;
     await this.dropUploaded();
   }
 
@@ -234,64 +302,112 @@ export class Spool {
    * one fsync. Rejects with SpoolFull when the budget is used up, or with the write's error.
    */
   append(payload: Buffer): Promise<void> {
-    const frame = Buffer.allocUnsafe(FRAME_HEADER + payload.length);
-    frame.writeUInt32LE(payload.length, 0);
-    frame.writeUInt32LE(crc32(payload), 4);
-    payload.copy(frame, FRAME_HEADER);
-    if (this.o.budget.used + frame.length > this.o.budget.max) return Promise.reject(new SpoolFull());
-    this.o.budget.used += frame.length;
-    return new Promise((resolve, reject) => {
-      this.queue.push({ frame, resolve, reject });
-      if (!this.writing) void this.flush();
-    });
+    return this.stage(payload).durable;
   }
 
-  private async flush(): Promise<void> {
+  /**
+   * Appends one record and says when it is written and when it is durable (see Staged). Appends made
+   * while a write runs share the next one; SpoolFull when the budget is used up.
+   */
+  stage(payload: Buffer): Staged {
+    const size = FRAME_HEADER + payload.length;
+    if (this.o.budget.used + size > this.o.budget.max) return refused(new SpoolFull());
+    this.o.budget.used += size;
+    const header = Buffer.allocUnsafe(FRAME_HEADER);
+    header.writeUInt32LE(payload.length, 0);
+    header.writeUInt32LE(crc32(payload), 4);
+    const g = (this.pending ??= new Group());
+    g.frames.push(header, payload);
+    g.bytes += size;
+    if (!this.writing) void this.writeLoop();
+    return g;
+  }
+
+  /** Writes the pending appends, one group at a time, while fdatasyncs of earlier ones run. */
+  private async writeLoop(): Promise<void> {
     this.writing = true;
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0);
-      const size = batch.reduce((n, b) => n + b.frame.length, 0);
+    while (this.pending) {
+      // A slow disk: wait for the fdatasync in progress rather than widen what a machine crash loses.
+      while (this.unsyncedBytes >= MAX_UNSYNCED && this.syncing) await this.syncing;
+      const g = this.pending;
+      this.pending = undefined;
       let seg: Segment | undefined;
       try {
         seg = await this.writableSegment();
-        const buf =
-          batch.length === 1
-            ? batch[0]!.frame
-            : Buffer.concat(
-                batch.map((b) => b.frame),
-                size,
-              );
+        const generation = this.generation;
+        const at = this.writtenSize;
+        const buf = Buffer.concat(g.frames, g.bytes);
         let off = 0;
         while (off < buf.length) {
-          const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, seg.size + off);
+          const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, at + off);
           if (bytesWritten <= 0) throw new Error(`short write to ${seg.path}`);
           off += bytesWritten;
         }
-        await this.fh!.datasync();
-        seg.size += size;
-        seg.count += batch.length;
-        this.durableSeq += batch.length;
-        for (const b of batch) b.resolve();
-        for (const w of [...this.waiters]) w();
+        if (generation !== this.generation) throw new Error(`fdatasync of ${seg.path} failed while this write ran`);
+        this.writtenSize = at + g.bytes;
+        this.unsynced.push(g);
+        this.unsyncedBytes += g.bytes;
+        g.resolveWritten();
+        this.syncing ??= this.syncLoop();
       } catch (e) {
-        this.o.budget.used -= size;
+        this.o.budget.used -= g.bytes;
+        // The segment's pages past what is written are suspect: the next write starts a new segment.
         this.sealCurrent = true;
-        if (seg && this.fh) await this.fh.truncate(seg.size).catch(() => {});
-        for (const b of batch) b.reject(e);
+        if (seg && this.fh) await this.fh.truncate(this.writtenSize).catch(() => {});
+        g.fail(e);
       }
     }
     this.writing = false;
   }
 
+  /** fdatasyncs until every written group is durable; each call covers all groups written before it. */
+  private async syncLoop(): Promise<void> {
+    while (this.unsynced.length > 0) {
+      const groups = this.unsynced.splice(0);
+      const upto = this.writtenSize;
+      const seg = this.segments.at(-1)!;
+      let bytes = 0;
+      let count = 0;
+      for (const g of groups) {
+        bytes += g.bytes;
+        count += g.frames.length / 2;
+      }
+      try {
+        await this.fh!.datasync();
+        seg.size = upto;
+        seg.count += count;
+        this.durableSeq += count;
+        this.unsyncedBytes -= bytes;
+        for (const g of groups) g.resolveDurable();
+        for (const w of [...this.waiters]) w();
+      } catch (e) {
+        // After a failed fdatasync the kernel may have dropped the pages: nothing written since the
+        // last good one can be trusted, including writes in flight now.
+        const failed = [...groups, ...this.unsynced.splice(0)];
+        this.generation++;
+        for (const g of failed) this.o.budget.used -= g.bytes;
+        this.unsyncedBytes = 0;
+        this.sealCurrent = true;
+        this.writtenSize = seg.size;
+        await this.fh?.truncate(seg.size).catch(() => {});
+        for (const g of failed) g.fail(e);
+      }
+    }
+    this.syncing = undefined;
+  }
+
   /** The segment appends go to, starting a new one when the current one is full or suspect. */
   private async writableSegment(): Promise<Segment> {
     const cur = this.segments.at(-1);
-    if (cur && this.fh && !this.sealCurrent && cur.size < this.o.segmentBytes) return cur;
+    if (cur && this.fh && !this.sealCurrent && this.writtenSize < this.o.segmentBytes) return cur;
+    // The fdatasyncs pending on the current file finish before it is closed.
+    while (this.syncing) await this.syncing;
     if (this.fh) await this.fh.close().catch(() => {});
     this.fh = undefined;
     if (cur && !this.sealCurrent && cur.size < this.o.segmentBytes) {
       // Reopened after a restart: keep appending to the last segment.
       this.fh = await open(cur.path, 'r+');
+      this.writtenSize = cur.size;
       return cur;
     }
     this.sealCurrent = false;
@@ -302,6 +418,7 @@ export class Spool {
     await fsyncDirAsync(this.dir);
     const seg: Segment = { startSeq, path, count: 0, size: 0 };
     this.segments.push(seg);
+    this.writtenSize = 0;
     return seg;
   }
 
@@ -434,7 +551,7 @@ export class Spool {
   }
 
   async close(): Promise<void> {
-    while (this.writing) await new Promise((r) => setImmediate(r));
+    while (this.writing || this.syncing) await new Promise((r) => setImmediate(r));
     await this.fh?.close().catch(() => {});
     this.fh = undefined;
   }

@@ -23,6 +23,11 @@ async function listener(t: TestContext, overrides: Record<string, unknown> = {})
         records.push(c);
         return true;
       },
+      // The HTTP inside the connections: encoded records, read back as the server would.
+      append: (feed, json) => {
+        records.push({ feed, record: JSON.parse(json.toString()) as Record<string, unknown> });
+        return { written: Promise.resolve(true), kept: Promise.resolve(true) };
+      },
     },
     certificates: new CertificateCache(4),
     now: Date.now,
