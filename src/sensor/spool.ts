@@ -26,7 +26,8 @@ import { crc32 } from 'node:zlib';
  * written at an explicit position in two steps a caller can wait on apart: `written` (the bytes are in
  * the file, so a crash of the sensor process, even SIGKILL, no longer loses them: the kernel has them)
  * and `durable` (fdatasync returned: they survive the machine's crash too). Only durable records count:
- * depth, batches and the uploader see nothing else. Writes go on while an fdatasync runs, and each
+ * depth, batches and the uploader see nothing else. The appends of one turn of the event loop share
+ * one write; writes go on while an fdatasync runs, and each
  * fdatasync covers every write done before it (group commit); at most MAX_UNSYNCED bytes are written
  * and not yet durable, so a slow disk slows the writers instead of widening that window. A torn tail
  * left by a crash fails its length or CRC check and is cut off when the spool is opened.
@@ -224,8 +225,6 @@ export class Spool {
   private writtenSize = 0;
   /** The fdatasync loop, while it runs. */
   private syncing: Promise<void> | undefined;
-  /** Bumped when an fdatasync fails: a write that was in flight then is failed too. */
-  private generation = 0;
   /** A write failed on the current segment: the next write starts a new one (its pages are suspect). */
   private sealCurrent = false;
   private readonly waiters = new Set<() => void>();
@@ -326,6 +325,8 @@ export class Spool {
   /** Writes the pending appends, one group at a time, while fdatasyncs of earlier ones run. */
   private async writeLoop(): Promise<void> {
     this.writing = true;
+    // The appends made in this turn of the event loop share the write.
+    await new Promise((r) => setImmediate(r));
     while (this.pending) {
       // A slow disk: wait for the fdatasync in progress rather than widen what a machine crash loses.
       while (this.unsyncedBytes >= MAX_UNSYNCED && this.syncing) await this.syncing;
@@ -334,16 +335,19 @@ export class Spool {
       let seg: Segment | undefined;
       try {
         seg = await this.writableSegment();
-        const generation = this.generation;
         const at = this.writtenSize;
         const buf = Buffer.concat(g.frames, g.bytes);
+        // A synchronous pwrite: it copies a few kilobytes into the page cache, which costs less than
+        // handing them to the thread pool and back (that hop was the largest cost left per request).
+        // Nothing in umbra holds the file meanwhile; the fdatasync, which waits for the disk, stays on
+        // the thread pool, and MAX_UNSYNCED bounds the dirty data behind it.
+        const fd = this.fh!.fd;
         let off = 0;
         while (off < buf.length) {
-          const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, at + off);
-          if (bytesWritten <= 0) throw new Error(`short write to ${seg.path}`);
-          off += bytesWritten;
+          const n = writeSync(fd, buf, off, buf.length - off, at + off);
+          if (n <= 0) throw new Error(`short write to ${seg.path}`);
+          off += n;
         }
-        if (generation !== this.generation) throw new Error(`fdatasync of ${seg.path} failed while this write ran`);
         this.writtenSize = at + g.bytes;
         this.unsynced.push(g);
         this.unsyncedBytes += g.bytes;
@@ -382,9 +386,9 @@ export class Spool {
         for (const w of [...this.waiters]) w();
       } catch (e) {
         // After a failed fdatasync the kernel may have dropped the pages: nothing written since the
-        // last good one can be trusted, including writes in flight now.
+        // last good one can be trusted. The writer waits for this loop to end before it writes again
+        // (sealCurrent: a new segment).
         const failed = [...groups, ...this.unsynced.splice(0)];
-        this.generation++;
         for (const g of failed) this.o.budget.used -= g.bytes;
         this.unsyncedBytes = 0;
         this.sealCurrent = true;
