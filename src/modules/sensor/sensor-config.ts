@@ -178,8 +178,12 @@ export const sensorConfigSchema = z
       .prefault({}),
     upload: z
       .object({
-        /** Records per POST at most. */
-        batch_records: z.number().int().min(1).max(5000).default(500),
+        /**
+         * Records per POST at most. The server's costs are mostly per POST (its log write, the key's
+         * row), so under a flood the largest batches keep up best: 5,000 stored about twice as many
+         * records per second as 500 in the sensor bench.
+         */
+        batch_records: z.number().int().min(1).max(5000).default(5000),
         /** Bytes of records per POST at most (one oversized record still goes alone). */
         batch_bytes: z
           .number()
