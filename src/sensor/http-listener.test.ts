@@ -21,9 +21,10 @@ async function listener(t: TestContext, overrides: Record<string, unknown> = {},
     sink: {
       capture: () => assert.fail('the HTTP listener appends encoded records'),
       // Read back as the server would; written before the answer, kept (or not) after.
-      append: (feed, json) => {
+      append: async (feed, json, kept) => {
         records.push({ feed, record: JSON.parse(json.toString()) as Record<string, unknown> });
-        return { written: Promise.resolve(true), kept: Promise.resolve(keep) };
+        queueMicrotask(() => kept(keep));
+        return true;
       },
     },
     now: Date.now,

@@ -10,11 +10,11 @@ import { ConnectionGate } from './connection-gate.ts';
 export interface RecordSink {
   capture(c: Captured): Promise<boolean>;
   /**
-   * A record already encoded as its JSON text. `written` resolves once the record is in the spool file
-   * (a crash of the sensor process no longer loses it), `kept` once it is fsynced and counts as
-   * spooled; both resolve false when it was dropped, and neither rejects.
+   * A record already encoded as its JSON text. Resolves true once the record is in the spool file (a
+   * crash of the sensor process no longer loses it), false when it was dropped; never rejects. `kept`
+   * is told once it is fsynced and counts as spooled (true), or dropped (false).
    */
-  append(feed: Captured['feed'], json: Buffer): { written: Promise<boolean>; kept: Promise<boolean> };
+  append(feed: Captured['feed'], json: Buffer, kept: (ok: boolean) => void): Promise<boolean>;
 }
 
 /** One listener's counters, for /health and /metrics. */
@@ -69,7 +69,18 @@ export class HttpHoneypot {
     private readonly deps: HttpListenerDeps,
   ) {
     this.gate = new ConnectionGate(cfg, this.stats);
-    this.shared = { cfg, deps, st: this.stats, encoder: new HttpRecordEncoder(deps.identity), answers: new DecoyAnswers(cfg, deps.now) };
+    const st = this.stats;
+    this.shared = {
+      cfg,
+      deps,
+      st,
+      encoder: new HttpRecordEncoder(deps.identity),
+      answers: new DecoyAnswers(cfg, deps.now),
+      kept: (ok) => {
+        if (ok) st.records++;
+        else st.dropped++;
+      },
+    };
   }
 
   /** A net server for this listener (the TLS listener hands its decrypted sockets to handle()). */
@@ -105,6 +116,8 @@ interface Shared {
   st: ListenerStats;
   encoder: HttpRecordEncoder;
   answers: DecoyAnswers;
+  /** Counts a record once the spool kept (fsynced) or dropped it. */
+  kept: (ok: boolean) => void;
 }
 
 /**
@@ -320,8 +333,7 @@ class HttpConnection {
   private async finish(raw: Buffer, head: HttpHead, close: boolean, errorStatus?: number): Promise<void> {
     clearTimeout(this.requestTimer);
     const d = this.deps;
-    const st = this.st;
-    if (head.malformed) st.malformed++;
+    if (head.malformed) this.st.malformed++;
     const json = this.shared.encoder.encode({
       timestampMs: this.requestStartMs || d.now(),
       domain: d.domains.domainOf(headerValue(head, 'host')),
@@ -331,12 +343,7 @@ class HttpConnection {
       head,
       raw,
     });
-    const { written, kept } = d.sink.append('honeypot_http', json);
-    void kept.then((k) => {
-      if (k) st.records++;
-      else st.dropped++;
-    });
-    await written;
+    await d.sink.append('honeypot_http', json, this.shared.kept);
     if (close) {
       this.closing = true;
       this.chunks = [];

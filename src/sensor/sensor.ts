@@ -109,9 +109,10 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
         out.write(`${JSON.stringify({ feed: cap.feed, record: cap.record })}\n`);
         return true;
       },
-      append: (feed, json) => {
+      append: (feed, json, kept) => {
         out.write(`{"feed":"${feed}","record":${json.toString()}}\n`);
-        return { written: yes, kept: yes };
+        queueMicrotask(() => kept(true));
+        return yes;
       },
     };
   } else {
@@ -150,8 +151,6 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
       }
       return false;
     };
-    const yes = (): true => true;
-    const no = (): false => false;
     sink = {
       capture: async (cap: Captured) => {
         try {
@@ -161,11 +160,7 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
           return logLost(e);
         }
       },
-      append: (feed, json) => {
-        const staged = spools.get(feed)!.stage(json);
-        // The failure is logged once, from the fsync's side (a failed write fails both).
-        return { written: staged.written.then(yes, no), kept: staged.durable.then(yes, logLost) };
-      },
+      append: (feed, json, kept) => spools.get(feed)!.stage(json, (e) => kept(e === undefined || logLost(e))),
     };
   }
 

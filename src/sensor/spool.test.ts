@@ -115,7 +115,7 @@ describe('the sensor spool', () => {
       let written = 0;
       const more = () => {
         for (let k = 0; k < 50; k++) {
-          s.stage(Buffer.from(JSON.stringify({ i: next++, pad: 'x'.repeat(100) }))).written.then(() => {
+          s.stage(Buffer.from(JSON.stringify({ i: next++, pad: 'x'.repeat(100) })), () => {}).then(() => {
             if (++written < 3000) return;
             writeSync(1, \`\${written} written, \${s.depth} fsynced\\n\`);
             Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
@@ -153,11 +153,12 @@ describe('the sensor spool', () => {
   it('should not count a written record as spooled before its fdatasync', async (t) => {
     const s = await open(root(t));
     t.after(() => s.close());
-    const staged = s.stage(rec(0));
-    await staged.written;
+    let told: (e: unknown) => void = () => {};
+    const durable = new Promise<unknown>((r) => (told = r));
+    const written = await s.stage(rec(0), (e) => told(e));
     const atWrite = s.depth;
-    await staged.durable;
-    assert.deepEqual([atWrite, s.depth], [0, 1]);
+    const error = await durable;
+    assert.deepEqual([written, atWrite, error, s.depth], [true, 0, undefined, 1]);
   });
 
   it('should keep one sensor per spool dir, and take over the lock of a dead one', (t) => {

@@ -78,52 +78,40 @@ export interface SpoolBatch {
   bytes: number;
 }
 
-/** An append's two steps; neither promise rejects unobserved (each has a handler already). */
-export interface Staged {
-  /** In the spool file (survives a crash of the sensor process). Rejects: the record was not kept. */
-  written: Promise<void>;
-  /** fsynced: counted as spooled, visible to the uploader. Rejects: the record was not kept. */
-  durable: Promise<void>;
-}
+/** Told once per staged record: undefined once it is durable, else why it was not kept. */
+export type DurableCallback = (error: unknown) => void;
 
-const ignore = (): void => {};
-
-/** The appends of one write: they share one pwrite, one fdatasync and these two promises. */
-class Group implements Staged {
+/**
+ * The appends of one write: they share one pwrite, one fdatasync and one `written` promise (callbacks
+ * rather than a promise per record for the fsync: a flood stages thousands a second).
+ */
+class Group {
   readonly frames: Buffer[] = [];
   bytes = 0;
-  readonly written: Promise<void>;
-  readonly durable: Promise<void>;
-  resolveWritten!: () => void;
-  private rejectWritten!: (e: unknown) => void;
-  resolveDurable!: () => void;
-  private rejectDurable!: (e: unknown) => void;
+  readonly callbacks: DurableCallback[] = [];
+  /** true once written, false when the write failed; never rejects. */
+  readonly written: Promise<boolean>;
+  private settle!: (ok: boolean) => void;
 
   constructor() {
-    this.written = new Promise((res, rej) => {
-      this.resolveWritten = res;
-      this.rejectWritten = rej;
-    });
-    this.durable = new Promise((res, rej) => {
-      this.resolveDurable = res;
-      this.rejectDurable = rej;
-    });
-    // A caller may wait on one of the two only: the other's rejection is not an unhandled one.
-    this.written.catch(ignore);
-    this.durable.catch(ignore);
+    this.written = new Promise((res) => (this.settle = res));
+  }
+
+  resolveWritten(): void {
+    this.settle(true);
+  }
+
+  resolveDurable(): void {
+    for (const cb of this.callbacks) cb(undefined);
   }
 
   fail(e: unknown): void {
-    this.rejectWritten(e);
-    this.rejectDurable(e);
+    this.settle(false);
+    for (const cb of this.callbacks) cb(e);
   }
 }
 
-const refused = (e: unknown): Staged => {
-  const p = Promise.reject(e);
-  p.catch(ignore);
-  return { written: p, durable: p };
-};
+const NOT_WRITTEN = Promise.resolve(false);
 
 function fsyncDir(dir: string): void {
   const fd = openSync(dir, 'r');
@@ -301,25 +289,30 @@ export class Spool {
    * one fsync. Rejects with SpoolFull when the budget is used up, or with the write's error.
    */
   append(payload: Buffer): Promise<void> {
-    return this.stage(payload).durable;
+    return new Promise((resolve, reject) => void this.stage(payload, (e) => (e === undefined ? resolve() : reject(e))));
   }
 
   /**
-   * Appends one record and says when it is written and when it is durable (see Staged). Appends made
-   * while a write runs share the next one; SpoolFull when the budget is used up.
+   * Appends one record in the two steps the spool's comment describes: the promise resolves true once
+   * it is written (false: not kept), and `onDurable` is told once it is fsynced or why it was not kept
+   * (SpoolFull when the budget is used up). Appends made while a write runs share the next one.
    */
-  stage(payload: Buffer): Staged {
+  stage(payload: Buffer, onDurable: DurableCallback): Promise<boolean> {
     const size = FRAME_HEADER + payload.length;
-    if (this.o.budget.used + size > this.o.budget.max) return refused(new SpoolFull());
+    if (this.o.budget.used + size > this.o.budget.max) {
+      queueMicrotask(() => onDurable(new SpoolFull()));
+      return NOT_WRITTEN;
+    }
     this.o.budget.used += size;
     const header = Buffer.allocUnsafe(FRAME_HEADER);
     header.writeUInt32LE(payload.length, 0);
     header.writeUInt32LE(crc32(payload), 4);
     const g = (this.pending ??= new Group());
     g.frames.push(header, payload);
+    g.callbacks.push(onDurable);
     g.bytes += size;
     if (!this.writing) void this.writeLoop();
-    return g;
+    return g.written;
   }
 
   /** Writes the pending appends, one group at a time, while fdatasyncs of earlier ones run. */
@@ -374,7 +367,7 @@ export class Spool {
       let count = 0;
       for (const g of groups) {
         bytes += g.bytes;
-        count += g.frames.length / 2;
+        count += g.callbacks.length;
       }
       try {
         await this.fh!.datasync();
