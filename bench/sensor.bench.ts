@@ -68,6 +68,8 @@ export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Pr
       domains: ['bench.example'],
       listeners: [{ protocol: 'http', bind: '127.0.0.1', port: 0, public_port: 80, max_connections_per_source: 1024 }],
       spool: { dir: join(dir, 'spool') },
+      // UMBRA_BENCH_SENSOR_BATCH=<n>: the sensor's upload.batch_records (the default otherwise).
+      upload: process.env.UMBRA_BENCH_SENSOR_BATCH ? { batch_records: Number(process.env.UMBRA_BENCH_SENSOR_BATCH) } : {},
       health: { port: 0 },
     };
     writeFileSync(join(dir, 'sensor.yaml'), JSON.stringify(config));
