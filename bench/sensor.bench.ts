@@ -166,9 +166,7 @@ export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Pr
   } finally {
     if (process.env.UMBRA_BENCH_CPU_PROF) {
       // A profile is written on a clean exit only.
-      await Promise.all(
-        children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r).kill('SIGTERM')) : undefined)),
-      );
+      await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r).kill('SIGTERM')) : undefined)));
     }
     for (const c of children) c.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });

@@ -64,10 +64,7 @@ export class HttpHoneypot {
   private readonly gate: ConnectionGate;
   private readonly shared: Shared;
 
-  constructor(
-    private readonly cfg: HttpHandling,
-    private readonly deps: HttpListenerDeps,
-  ) {
+  constructor(cfg: HttpHandling, deps: HttpListenerDeps) {
     this.gate = new ConnectionGate(cfg, this.stats);
     const st = this.stats;
     this.shared = {

@@ -124,7 +124,9 @@ describe('the sensor spool', () => {
         setImmediate(more);
       };
       more();`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     t.after(() => child.kill('SIGKILL'));
     const reported = await new Promise<number>((resolve, reject) => {
       child.stdout.setEncoding('utf8').once('data', (c: string) => {
