@@ -1,8 +1,9 @@
-// Requests/s the sensor's HTTP listener captures (each record fsynced to the spool
-// before its answer, then uploaded to a real umbra server), against a bare node:http server answering
+// Requests/s the sensor's HTTP listener captures (each record written to the spool before its answer,
+// fsynced right after, then uploaded to a real umbra server), against a bare node:http server answering
 // the same decoy page and recording nothing, in alternating rounds of wrk (a C client in its own
 // process). After the load, every answered request must have reached the server: the bench waits for
-// the spool to drain and reports records lost (answered minus uploaded), which must be 0.
+// the spool to drain and reports records lost (answered by the listener minus stored by the server, as
+// the server's own metrics count them), which must be 0, and the rate records went into the server.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,7 +72,10 @@ async function startStack(dir: string, children: ChildProcess[], listener: Recor
     UMBRA_SIMULATOR_RATE: '0',
     UMBRA_EXPORT_JOBS: 'off',
   };
-  const server = spawn(process.execPath, [BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
+  // UMBRA_BENCH_CPU_PROF=<dir>: the server and the sensor write a V8 CPU profile there when they stop
+  // (read it with bench/cpu-profile.ts), for finding where their time goes.
+  const prof = process.env.UMBRA_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.UMBRA_BENCH_CPU_PROF}`] : [];
+  const server = spawn(process.execPath, [...prof, BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -84,12 +88,11 @@ async function startStack(dir: string, children: ChildProcess[], listener: Recor
     domains: ['bench.example'],
     listeners: [{ bind: '127.0.0.1', port: 0, max_connections_per_source: 1024, ...listener }],
     spool: { dir: join(dir, 'spool') },
+    // UMBRA_BENCH_SENSOR_BATCH=<n>: the sensor's upload.batch_records (the default otherwise).
+    upload: process.env.UMBRA_BENCH_SENSOR_BATCH ? { batch_records: Number(process.env.UMBRA_BENCH_SENSOR_BATCH) } : {},
     health: { port: 0 },
   };
   writeFileSync(join(dir, 'sensor.yaml'), JSON.stringify(config));
-  // UMBRA_BENCH_CPU_PROF=<dir>: the sensor writes a V8 CPU profile there when it stops (read it with
-  // bench/cpu-profile.ts), for finding where its time goes.
-  const prof = process.env.UMBRA_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.UMBRA_BENCH_CPU_PROF}`] : [];
   const sensor = spawn(process.execPath, [...prof, BIN, 'sensor', '--config', join(dir, 'sensor.yaml')], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -119,7 +122,7 @@ async function startStack(dir: string, children: ChildProcess[], listener: Recor
       sensor.kill('SIGTERM');
       setTimeout(resolve, 15_000).unref();
     });
-  return { sensorPort, health, drained, stopSensor, sensorPid: sensor.pid!, serverPid: server.pid! };
+  return { sensorPort, serverPort, healthPort, health, drained, stopSensor, sensorPid: sensor.pid!, serverPid: server.pid! };
 }
 
 /** Spawns a bench server script; resolves with its port once it printed {"port"}. */
@@ -136,25 +139,61 @@ export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Pr
   const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-sensor-'));
   const children: ChildProcess[] = [];
   try {
-    const { sensorPort, drained } = await startStack(dir, children, { protocol: 'http', public_port: 80 });
+    const { sensorPort, serverPort, healthPort } = await startStack(dir, children, { protocol: 'http', public_port: 80 });
     // The baseline: node:http answering the same page, recording nothing.
     const { port: barePort } = await startBare(children, 'bare-server.ts', [DEFAULT_DECOY_BODY, '{"server":"nginx/1.24.0"}']);
+
+    type Health = {
+      listeners: Array<{ records: number; dropped: number }>;
+      spool: { records: number };
+      upload: Array<{ feed: string; uploaded: number; rejected: number }>;
+    };
+    // Once more on a failure: a round lasts as long as node's keep-alive timeout, so the pooled
+    // connection may be closed by the server just as it is reused.
+    const get = async (url: string): Promise<Response> => fetch(url).catch(() => fetch(url));
+    const health = async () => (await (await get(`http://127.0.0.1:${healthPort}/health`)).json()) as Health;
+    const uploaded = async () => (await health()).upload.find((u) => u.feed === 'honeypot_http')!.uploaded;
+    // What the server itself counts as stored (durable in its feed log and published), not what the sensor was told.
+    const stored = async () => {
+      const text = await (await get(`http://127.0.0.1:${serverPort}/metrics`)).text();
+      return Number(/^umbra_feed_records_total\{feed="honeypot_http",outcome="accepted"\} (\d+)/m.exec(text)?.[1] ?? 0);
+    };
 
     const bareRps: number[] = [];
     const sensorRps: number[] = [];
     let answered = 0;
     let errors = 'none';
-    wrk(`http://127.0.0.1:${barePort}/`, 1, connections); // warm-up
+    let loadUploaded = 0;
+    let loadMs = 0;
+    // Both warmed up alike (the sensor's first round ran at half the rate of the next ones without).
+    wrk(`http://127.0.0.1:${barePort}/`, 1, connections);
+    wrk(`http://127.0.0.1:${sensorPort}/`, 1, connections);
     for (let i = 0; i < rounds; i++) {
       bareRps.push(wrk(`http://127.0.0.1:${barePort}/wp-login.php`, seconds, connections).rps);
+      const before = await uploaded();
+      const t0 = Date.now();
       const s = wrk(`http://127.0.0.1:${sensorPort}/wp-login.php`, seconds, connections);
+      loadMs += Date.now() - t0;
+      loadUploaded += (await uploaded()) - before;
       sensorRps.push(s.rps);
       answered += s.requests;
       if (s.errors !== 'none') errors = s.errors;
     }
     // Every answered request must reach the server: wait for the spool to drain.
-    const { health, seconds: drain } = await drained();
-    const http = health.upload.find((u) => u.feed === 'honeypot_http')!;
+    const drainStart = Date.now();
+    const drainFrom = await uploaded();
+    let h: Health;
+    for (;;) {
+      h = await health();
+      if (h.spool.records === 0) break;
+      if (Date.now() - drainStart > 300_000) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const drainMs = Date.now() - drainStart;
+    const http = h.upload.find((u) => u.feed === 'honeypot_http')!;
+    const serverStored = await stored();
+    // Every request the listener answered was recorded (kept, or counted as dropped).
+    const listenerAnswered = h.listeners[0]!.records + h.listeners[0]!.dropped;
     const b = median(bareRps);
     const s = median(sensorRps);
     return {
@@ -164,14 +203,22 @@ export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Pr
       'rounds (bare | sensor req/s)': `${bareRps.map(Math.round).join(',')} | ${sensorRps.map(Math.round).join(',')}`,
       // wrk does not count requests still in flight when a run ends; the sensor recorded those too.
       'requests answered (as wrk counts them)': answered,
-      'records captured by the listener': health.listeners[0]!.records,
-      'records uploaded (server accepted)': http.uploaded,
+      'requests answered by the listener': listenerAnswered,
+      'records dropped by the sensor (spool full/failed)': h.listeners[0]!.dropped,
+      'upload while under load (records/s the server stored)': Math.round((loadUploaded * 1000) / loadMs),
+      'upload while draining after (records/s stored)': Math.round(((http.uploaded - drainFrom) * 1000) / Math.max(drainMs, 1)),
+      'spool drain after the load (s)': (drainMs / 1000).toFixed(1),
+      'records the sensor was told were stored': http.uploaded,
+      'records stored (server: umbra_feed_records_total)': serverStored,
       'records rejected by the server': http.rejected,
-      'records lost (captured - uploaded)': health.listeners[0]!.records - http.uploaded,
-      'spool drain after the load (s)': drain,
+      'records lost (answered by listener - stored)': listenerAnswered - serverStored,
       'wrk socket errors / non-2xx': errors,
     };
   } finally {
+    if (process.env.UMBRA_BENCH_CPU_PROF) {
+      // A profile is written on a clean exit only.
+      await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r).kill('SIGTERM')) : undefined)));
+    }
     for (const c of children) c.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }

@@ -34,6 +34,7 @@ async function listener(t: TestContext) {
         records.push(c);
         return true;
       },
+      append: () => assert.fail('the ADB listener records through capture'),
     },
     now: Date.now,
   });

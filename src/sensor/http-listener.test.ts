@@ -19,9 +19,12 @@ async function listener(t: TestContext, overrides: Record<string, unknown> = {},
     identity: IDENTITY,
     domains: new DecoyDomains(['unit.example']),
     sink: {
-      capture: async (c) => {
-        records.push(c);
-        return keep;
+      capture: () => assert.fail('the HTTP listener appends encoded records'),
+      // Read back as the server would; written before the answer, kept (or not) after.
+      append: async (feed, json, kept) => {
+        records.push({ feed, record: JSON.parse(json.toString()) as Record<string, unknown> });
+        queueMicrotask(() => kept(keep));
+        return true;
       },
     },
     now: Date.now,

@@ -3,13 +3,19 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
 import { headEnd, parseHttpHead, type HttpHead } from '../modules/sensor/http-head.ts';
 import type { HttpHandling } from '../modules/sensor/sensor-config.ts';
-import { httpRecord, type Captured, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
+import { HttpRecordEncoder, type Captured, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
 import { ConnectionGate } from './connection-gate.ts';
 import type { ListenerMemory } from './memory-budget.ts';
 
 /** Where listeners hand their records; resolves true once a record is kept (durable), false when dropped. */
 export interface RecordSink {
   capture(c: Captured): Promise<boolean>;
+  /**
+   * A record already encoded as its JSON text. Resolves true once the record is in the spool file (a
+   * crash of the sensor process no longer loses it), false when it was dropped; never rejects. `kept`
+   * is told once it is fsynced and counts as spooled (true), or dropped (false).
+   */
+  append(feed: Captured['feed'], json: Buffer, kept: (ok: boolean) => void): Promise<boolean>;
 }
 
 /** One listener's counters, for /health and /metrics. */
@@ -51,19 +57,31 @@ export interface HttpListenerDeps {
 /**
  * Reads HTTP/1.x requests on raw connections, answers each with the configured decoy and records it
  * as honeypot_http. It never acts on a request: no path is looked up, nothing is fetched or run. A
- * request's record is on disk before its answer is written, so an attacker who got an answer was
- * recorded. The reader is its own (http-head.ts) so that malformed requests are kept as far as
+ * request's record is written to the spool file before its answer is sent, so an attacker who got an
+ * answer was recorded, even if the sensor is killed next; the answer does not wait for the fsync,
+ * which counts the record as spooled (see spool.ts). The reader is its own (http-head.ts) so that malformed requests are kept as far as
  * they parse instead of being dropped by a strict parser.
  */
 export class HttpHoneypot {
   readonly stats = newListenerStats();
   private readonly gate: ConnectionGate;
+  private readonly shared: Shared;
 
-  constructor(
-    private readonly cfg: HttpHandling,
-    private readonly deps: HttpListenerDeps,
-  ) {
+  constructor(cfg: HttpHandling, deps: HttpListenerDeps) {
     this.gate = new ConnectionGate(cfg, this.stats, deps.memory);
+    const st = this.stats;
+    this.shared = {
+      cfg,
+      deps,
+      st,
+      gate: this.gate,
+      encoder: new HttpRecordEncoder(deps.identity),
+      answers: new DecoyAnswers(cfg, deps.now),
+      kept: (ok) => {
+        if (ok) st.records++;
+        else st.dropped++;
+      },
+    };
   }
 
   /** A net server for this listener (the TLS listener hands its decrypted sockets to handle()). */
@@ -79,7 +97,7 @@ export class HttpHoneypot {
 
   handle(socket: Socket): void {
     const source = this.gate.admit(socket);
-    if (source !== undefined) new HttpConnection(socket, source, this.cfg, this.deps, this.stats, this.gate).start();
+    if (source !== undefined) new HttpConnection(socket, source, this.shared).start();
   }
 
   /**
@@ -89,7 +107,66 @@ export class HttpHoneypot {
    */
   handleInner(socket: Socket, source: string, before?: Promise<unknown>): void {
     this.gate.track(socket);
-    new HttpConnection(socket, source, this.cfg, this.deps, this.stats, this.gate, before).start();
+    new HttpConnection(socket, source, this.shared, before).start();
+  }
+}
+
+/** What every connection of a listener shares. */
+interface Shared {
+  cfg: HttpHandling;
+  deps: HttpListenerDeps;
+  st: ListenerStats;
+  gate: ConnectionGate;
+  encoder: HttpRecordEncoder;
+  answers: DecoyAnswers;
+  /** Counts a record once the spool kept (fsynced) or dropped it. */
+  kept: (ok: boolean) => void;
+}
+
+/**
+ * The listener's answers, built once per second (their Date header) and status, instead of once per
+ * request: a flood is answered with the same bytes anyway.
+ */
+class DecoyAnswers {
+  private second = -1;
+  private readonly built = new Map<string, Buffer>();
+
+  constructor(
+    private readonly cfg: HttpHandling,
+    private readonly now: () => number,
+  ) {}
+
+  get(status: number | undefined, close: boolean, headOnly: boolean): Buffer {
+    const now = this.now();
+    const second = Math.floor(now / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.built.clear();
+    }
+    const key = `${status ?? 0}${close ? 'c' : 'k'}${headOnly ? 'h' : 'b'}`;
+    let answer = this.built.get(key);
+    if (!answer) {
+      answer = this.build(now, status, close, headOnly);
+      // Only the decoy and the few error statuses are ever built: the map stays small.
+      this.built.set(key, answer);
+    }
+    return answer;
+  }
+
+  private build(now: number, errorStatus: number | undefined, close: boolean, headOnly: boolean): Buffer {
+    const decoy = this.cfg.decoy;
+    const status = errorStatus ?? decoy.status;
+    const body = errorStatus
+      ? Buffer.from(`<html><body><h1>${status} ${STATUS_CODES[status]}</h1></body></html>\n`)
+      : Buffer.from(decoy.body);
+    const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}`, `Date: ${new Date(now).toUTCString()}`];
+    for (const [n, v] of Object.entries(decoy.headers)) {
+      const lower = n.toLowerCase();
+      if (lower !== 'content-length' && lower !== 'connection' && lower !== 'date') lines.push(`${n}: ${v}`);
+    }
+    lines.push(`Content-Length: ${body.length}`, `Connection: ${close ? 'close' : 'keep-alive'}`, '', '');
+    const headBytes = Buffer.from(lines.join('\r\n'), 'latin1');
+    return headOnly ? headBytes : Buffer.concat([headBytes, body]);
   }
 }
 
@@ -106,16 +183,22 @@ class HttpConnection {
   private closing = false;
   private requestTimer: NodeJS.Timeout | undefined;
   private requestStartMs = 0;
+  private readonly cfg: HttpHandling;
+  private readonly deps: HttpListenerDeps;
+  private readonly st: ListenerStats;
+  private readonly gate: ConnectionGate;
 
   constructor(
     private readonly socket: Socket,
     private readonly source: string,
-    private readonly cfg: HttpHandling,
-    private readonly deps: HttpListenerDeps,
-    private readonly st: ListenerStats,
-    private readonly gate: ConnectionGate,
+    private readonly shared: Shared,
     private readonly before?: Promise<unknown>,
-  ) {}
+  ) {
+    this.cfg = shared.cfg;
+    this.deps = shared.deps;
+    this.st = shared.st;
+    this.gate = shared.gate;
+  }
 
   start(): void {
     const s = this.socket;
@@ -254,12 +337,15 @@ class HttpConnection {
     this.gate.hold(this.socket, 0);
   }
 
-  /** Records the request, then answers it (a decoy, or `errorStatus`) and closes when told to. */
+  /**
+   * Records the request, then answers it (a decoy, or `errorStatus`) and closes when told to. The
+   * answer waits for the record's write, not its fsync; the record counts once it is fsynced.
+   */
   private async finish(raw: Buffer, head: HttpHead, close: boolean, errorStatus?: number): Promise<void> {
     clearTimeout(this.requestTimer);
     const d = this.deps;
     if (head.malformed) this.st.malformed++;
-    const captured = httpRecord(d.identity, {
+    const json = this.shared.encoder.encode({
       timestampMs: this.requestStartMs || d.now(),
       domain: d.domains.domainOf(headerValue(head, 'host')),
       port: d.publicPort(),
@@ -268,14 +354,7 @@ class HttpConnection {
       head,
       raw,
     });
-    let kept = false;
-    try {
-      kept = await d.sink.capture(captured);
-    } catch {
-      kept = false;
-    }
-    if (kept) this.st.records++;
-    else this.st.dropped++;
+    await d.sink.append('honeypot_http', json, this.shared.kept);
     if (this.before) await this.before;
     if (close) {
       this.closing = true;
@@ -283,7 +362,7 @@ class HttpConnection {
       this.size = 0;
     }
     if (this.closed) return;
-    this.socket.write(this.answer(head, close, errorStatus));
+    this.socket.write(this.shared.answers.get(errorStatus, close, head.method === 'HEAD'));
     if (close) {
       this.socket.end();
       // Read on (what comes is dropped) so the client's FIN closes the connection now: a paused socket
@@ -291,25 +370,13 @@ class HttpConnection {
       this.socket.resume();
     }
   }
-
-  private answer(head: HttpHead, close: boolean, errorStatus?: number): Buffer {
-    const decoy = this.cfg.decoy;
-    const status = errorStatus ?? decoy.status;
-    const body = errorStatus
-      ? Buffer.from(`<html><body><h1>${status} ${STATUS_CODES[status]}</h1></body></html>\n`)
-      : Buffer.from(decoy.body);
-    const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Unknown'}`, `Date: ${new Date(this.deps.now()).toUTCString()}`];
-    for (const [n, v] of Object.entries(decoy.headers)) {
-      const lower = n.toLowerCase();
-      if (lower !== 'content-length' && lower !== 'connection' && lower !== 'date') lines.push(`${n}: ${v}`);
-    }
-    lines.push(`Content-Length: ${body.length}`, `Connection: ${close ? 'close' : 'keep-alive'}`, '', '');
-    const headBytes = Buffer.from(lines.join('\r\n'), 'latin1');
-    return head.method === 'HEAD' ? headBytes : Buffer.concat([headBytes, body]);
-  }
 }
 
 function headerValue(head: HttpHead, name: string): string | undefined {
-  for (const [n, v] of Object.entries(head.headers)) if (n.toLowerCase() === name) return v;
+  // The usual spellings first: no array of entries per request.
+  const h = head.headers;
+  const v = h.Host ?? h.host;
+  if (name === 'host' && v !== undefined) return v;
+  for (const n in h) if (n.toLowerCase() === name) return h[n];
   return undefined;
 }

@@ -59,6 +59,14 @@ function slowSink() {
         records++;
         waiting.push(() => resolve(true));
       }),
+    append: (_feed, _json, kept) =>
+      new Promise<boolean>((resolve) => {
+        records++;
+        waiting.push(() => {
+          resolve(true);
+          kept(true);
+        });
+      }),
   };
   return {
     sink,
@@ -69,7 +77,13 @@ function slowSink() {
   };
 }
 
-const quickSink: RecordSink = { capture: async () => true };
+const quickSink: RecordSink = {
+  capture: async () => true,
+  append: async (_feed, _json, kept) => {
+    queueMicrotask(() => kept(true));
+    return true;
+  },
+};
 
 async function serve(t: TestContext, hp: { createServer(): Server; destroyAll(): void }): Promise<number> {
   const server = hp.createServer();

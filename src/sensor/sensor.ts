@@ -108,12 +108,20 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
   const uploaders: FeedUploader[] = [];
   let releaseRoot = () => {};
   /** Keeps one serialized record: true once it is durable (or printed), false when dropped. */
-  let keep: (feed: Captured['feed'], json: string) => Promise<boolean>;
+  let keep: (feed: Captured['feed'], json: Buffer) => Promise<boolean>;
+  /** RecordSink.append without the memory share: resolves once written, `kept` once fsynced (or dropped). */
+  let stage: RecordSink['append'];
   if (o.dryRun) {
     const out = o.stdout ?? process.stdout;
+    const yes = Promise.resolve(true);
     keep = async (feed, json) => {
-      out.write(`{"feed":${JSON.stringify(feed)},"record":${json}}\n`);
+      out.write(`{"feed":${JSON.stringify(feed)},"record":${json.toString()}}\n`);
       return true;
+    };
+    stage = (feed, json, kept) => {
+      out.write(`{"feed":"${feed}","record":${json.toString()}}\n`);
+      queueMicrotask(() => kept(true));
+      return yes;
     };
   } else {
     if (!o.token) throw new Error('no operator token: set UMBRA_OPERATOR_TOKEN or token_file (or use --dry-run)');
@@ -139,38 +147,50 @@ export async function startSensor(o: SensorOptions): Promise<RunningSensor> {
       uploaders.push(up);
     }
     let lastFullLog = 0;
+    const logLost = (e: unknown): false => {
+      // At most one line a minute: a flood against a full spool must not flood the log too.
+      if (now() - lastFullLog > 60_000) {
+        lastFullLog = now();
+        o.log(
+          e instanceof SpoolFull
+            ? `spool full (${c.spool.max_bytes} bytes): records are dropped until it drains`
+            : `spool write failed: ${(e as Error).message}`,
+        );
+      }
+      return false;
+    };
     keep = async (feed, json) => {
       try {
-        await spools.get(feed)!.append(Buffer.from(json));
+        await spools.get(feed)!.append(json);
         return true;
       } catch (e) {
-        // At most one line a minute: a flood against a full spool must not flood the log too.
-        if (now() - lastFullLog > 60_000) {
-          lastFullLog = now();
-          o.log(
-            e instanceof SpoolFull
-              ? `spool full (${c.spool.max_bytes} bytes): records are dropped until it drains`
-              : `spool write failed: ${(e as Error).message}`,
-          );
-        }
-        return false;
+        return logLost(e);
       }
     };
+    stage = (feed, json, kept) => spools.get(feed)!.stage(json, (e) => kept(e === undefined || logLost(e)));
   }
   /**
    * A listener's sink: a record waiting for the spool holds its serialized bytes in the listener's
    * memory share; with the share full it is dropped (shed) rather than queued.
    */
+  const notKept = Promise.resolve(false);
   const sinkOf = (memory: ListenerMemory): RecordSink => ({
     capture: async (cap: Captured) => {
-      const json = JSON.stringify(cap.record);
-      const bytes = Buffer.byteLength(json);
-      if (!memory.take(bytes)) return false;
+      const json = Buffer.from(JSON.stringify(cap.record));
+      if (!memory.take(json.length)) return false;
       try {
         return await keep(cap.feed, json);
       } finally {
-        memory.give(bytes);
+        memory.give(json.length);
       }
+    },
+    // Held until written to the spool file (the spool then owns the bytes).
+    append: (feed, json, kept) => {
+      if (!memory.take(json.length)) {
+        queueMicrotask(() => kept(false));
+        return notKept;
+      }
+      return stage(feed, json, kept).finally(() => memory.give(json.length));
     },
   });
 

@@ -103,6 +103,66 @@ describe('the sensor spool', () => {
     await s.append(rec(1000));
   });
 
+  it('should keep every record reported written through a SIGKILL, and count only fsynced ones as spooled', async (t) => {
+    const dir = root(t);
+    // A writer in a process of its own: once 3,000 records are reported written it says how many and
+    // freezes (appends staged, fsyncs pending, nothing more runs) until it is killed.
+    const script = `
+      import { writeSync } from 'node:fs';
+      import { Spool, SpoolBudget } from ${JSON.stringify(join(import.meta.dirname, 'spool.ts'))};
+      const s = await Spool.open({ root: ${JSON.stringify(dir)}, feed: 'honeypot_http', spoolId: 'unit-spool', segmentBytes: 65536, budget: new SpoolBudget(1 << 30) });
+      let next = 0;
+      let written = 0;
+      const more = () => {
+        for (let k = 0; k < 50; k++) {
+          s.stage(Buffer.from(JSON.stringify({ i: next++, pad: 'x'.repeat(100) })), () => {}).then(() => {
+            if (++written < 3000) return;
+            writeSync(1, \`\${written} written, \${s.depth} fsynced\\n\`);
+            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+          });
+        }
+        setImmediate(more);
+      };
+      more();`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    t.after(() => child.kill('SIGKILL'));
+    const reported = await new Promise<number>((resolve, reject) => {
+      child.stdout.setEncoding('utf8').once('data', (c: string) => {
+        child.kill('SIGKILL');
+        resolve(Number(/^(\d+) written/.exec(c)?.[1]));
+      });
+      child.once('exit', (code) => reject(new Error(`the writer exited (${code}) before it reported`)));
+    });
+    await new Promise((r) => child.once('exit', r));
+    const s = await open(dir);
+    t.after(() => s.close());
+    assert.ok(s.depth >= reported, `${s.depth} records on disk after a SIGKILL that came after ${reported} were reported written`);
+    const seen: number[] = [];
+    for (;;) {
+      const b = await s.nextBatch(1000, 1_048_576);
+      if (!b) break;
+      seen.push(...ids(b.lines));
+      await s.ack(b);
+    }
+    assert.deepEqual(
+      seen.slice(0, reported),
+      Array.from({ length: reported }, (_, i) => i),
+    );
+  });
+
+  it('should not count a written record as spooled before its fdatasync', async (t) => {
+    const s = await open(root(t));
+    t.after(() => s.close());
+    let told: (e: unknown) => void = () => {};
+    const durable = new Promise<unknown>((r) => (told = r));
+    const written = await s.stage(rec(0), (e) => told(e));
+    const atWrite = s.depth;
+    const error = await durable;
+    assert.deepEqual([written, atWrite, error, s.depth], [true, 0, undefined, 1]);
+  });
+
   it('should keep one sensor per spool dir, and take over the lock of a dead one', (t) => {
     const dir = root(t);
     const a = openSpoolRoot(dir);

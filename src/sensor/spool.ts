@@ -23,8 +23,14 @@ import { crc32 } from 'node:zlib';
  * pid of the sensor using it), and per feed a directory of segment files `<first seq>.seg`, `acked`
  * (the last record the server stored) and `inflight` (the batch being uploaded: its key and range).
  * A frame is u32 length, u32 CRC-32 of the payload, then the payload (one record's JSON). Appends are
- * written at an explicit position and fsynced before they are acknowledged; a torn tail left by a
- * crash fails its length or CRC check and is cut off when the spool is opened.
+ * written at an explicit position in two steps a caller can wait on apart: `written` (the bytes are in
+ * the file, so a crash of the sensor process, even SIGKILL, no longer loses them: the kernel has them)
+ * and `durable` (fdatasync returned: they survive the machine's crash too). Only durable records count:
+ * depth, batches and the uploader see nothing else. The appends of one turn of the event loop share
+ * one write; writes go on while an fdatasync runs, and each
+ * fdatasync covers every write done before it (group commit); at most MAX_UNSYNCED bytes are written
+ * and not yet durable, so a slow disk slows the writers instead of widening that window. A torn tail
+ * left by a crash fails its length or CRC check and is cut off when the spool is opened.
  *
  * Batches are cut from the spool by sequence number, and the range is made durable (inflight) before
  * it is sent: after a crash the same records go again under the same key, so the server stores them
@@ -35,6 +41,11 @@ const FRAME_HEADER = 8;
 /** A payload no record can reach (the server's line limit is 2 MiB): a longer length is damage. */
 const MAX_PAYLOAD = 8 * 1_048_576;
 const SEG_RE = /^(\d{16})\.seg$/;
+/**
+ * Bytes written and not yet fsynced, at most (per feed): what a machine crash can lose of records
+ * whose write was reported. Past it the next write waits for the fdatasync in progress.
+ */
+export const MAX_UNSYNCED = 1_048_576;
 
 /** The append was refused: the spool holds its maximum. */
 export class SpoolFull extends Error {
@@ -66,6 +77,41 @@ export interface SpoolBatch {
   lines: Buffer[];
   bytes: number;
 }
+
+/** Told once per staged record: undefined once it is durable, else why it was not kept. */
+export type DurableCallback = (error: unknown) => void;
+
+/**
+ * The appends of one write: they share one pwrite, one fdatasync and one `written` promise (callbacks
+ * rather than a promise per record for the fsync: a flood stages thousands a second).
+ */
+class Group {
+  readonly frames: Buffer[] = [];
+  bytes = 0;
+  readonly callbacks: DurableCallback[] = [];
+  /** true once written, false when the write failed; never rejects. */
+  readonly written: Promise<boolean>;
+  private settle!: (ok: boolean) => void;
+
+  constructor() {
+    this.written = new Promise((res) => (this.settle = res));
+  }
+
+  resolveWritten(): void {
+    this.settle(true);
+  }
+
+  resolveDurable(): void {
+    for (const cb of this.callbacks) cb(undefined);
+  }
+
+  fail(e: unknown): void {
+    this.settle(false);
+    for (const cb of this.callbacks) cb(e);
+  }
+}
+
+const NOT_WRITTEN = Promise.resolve(false);
 
 function fsyncDir(dir: string): void {
   const fd = openSync(dir, 'r');
@@ -157,8 +203,16 @@ export class Spool {
   /** The last durable sequence number. */
   private durableSeq = 0;
   private fh: FileHandle | undefined;
-  private queue: Array<{ frame: Buffer; resolve: () => void; reject: (e: unknown) => void }> = [];
+  /** Appends waiting for the next write. */
+  private pending: Group | undefined;
   private writing = false;
+  /** Written to the current segment and not yet fsynced, oldest first. */
+  private unsynced: Group[] = [];
+  private unsyncedBytes = 0;
+  /** Bytes written to the current segment (its durable size plus what is unsynced). */
+  private writtenSize = 0;
+  /** The fdatasync loop, while it runs. */
+  private syncing: Promise<void> | undefined;
   /** A write failed on the current segment: the next write starts a new one (its pages are suspect). */
   private sealCurrent = false;
   private readonly waiters = new Set<() => void>();
@@ -217,6 +271,7 @@ export class Spool {
     const last = this.segments.at(-1);
     this.durableSeq = last ? last.startSeq + last.count - 1 : this.acked;
     if (this.durableSeq < this.acked) this.durableSeq = this.acked;
+    this.writtenSize = last?.size ?? 0;
     await this.dropUploaded();
   }
 
@@ -234,64 +289,122 @@ export class Spool {
    * one fsync. Rejects with SpoolFull when the budget is used up, or with the write's error.
    */
   append(payload: Buffer): Promise<void> {
-    const frame = Buffer.allocUnsafe(FRAME_HEADER + payload.length);
-    frame.writeUInt32LE(payload.length, 0);
-    frame.writeUInt32LE(crc32(payload), 4);
-    payload.copy(frame, FRAME_HEADER);
-    if (this.o.budget.used + frame.length > this.o.budget.max) return Promise.reject(new SpoolFull());
-    this.o.budget.used += frame.length;
-    return new Promise((resolve, reject) => {
-      this.queue.push({ frame, resolve, reject });
-      if (!this.writing) void this.flush();
-    });
+    return new Promise((resolve, reject) => void this.stage(payload, (e) => (e === undefined ? resolve() : reject(e))));
   }
 
-  private async flush(): Promise<void> {
+  /**
+   * Appends one record in the two steps the spool's comment describes: the promise resolves true once
+   * it is written (false: not kept), and `onDurable` is told once it is fsynced or why it was not kept
+   * (SpoolFull when the budget is used up). Appends made while a write runs share the next one.
+   */
+  stage(payload: Buffer, onDurable: DurableCallback): Promise<boolean> {
+    const size = FRAME_HEADER + payload.length;
+    if (this.o.budget.used + size > this.o.budget.max) {
+      queueMicrotask(() => onDurable(new SpoolFull()));
+      return NOT_WRITTEN;
+    }
+    this.o.budget.used += size;
+    const header = Buffer.allocUnsafe(FRAME_HEADER);
+    header.writeUInt32LE(payload.length, 0);
+    header.writeUInt32LE(crc32(payload), 4);
+    const g = (this.pending ??= new Group());
+    g.frames.push(header, payload);
+    g.callbacks.push(onDurable);
+    g.bytes += size;
+    if (!this.writing) void this.writeLoop();
+    return g.written;
+  }
+
+  /** Writes the pending appends, one group at a time, while fdatasyncs of earlier ones run. */
+  private async writeLoop(): Promise<void> {
     this.writing = true;
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0);
-      const size = batch.reduce((n, b) => n + b.frame.length, 0);
+    // The appends made in this turn of the event loop share the write.
+    await new Promise((r) => setImmediate(r));
+    while (this.pending) {
+      // A slow disk: wait for the fdatasync in progress rather than widen what a machine crash loses.
+      while (this.unsyncedBytes >= MAX_UNSYNCED && this.syncing) await this.syncing;
+      const g = this.pending;
+      this.pending = undefined;
       let seg: Segment | undefined;
       try {
         seg = await this.writableSegment();
-        const buf =
-          batch.length === 1
-            ? batch[0]!.frame
-            : Buffer.concat(
-                batch.map((b) => b.frame),
-                size,
-              );
+        const at = this.writtenSize;
+        const buf = Buffer.concat(g.frames, g.bytes);
+        // A synchronous pwrite: it copies a few kilobytes into the page cache, which costs less than
+        // handing them to the thread pool and back (that hop was the largest cost left per request).
+        // Nothing in umbra holds the file meanwhile; the fdatasync, which waits for the disk, stays on
+        // the thread pool, and MAX_UNSYNCED bounds the dirty data behind it.
+        const fd = this.fh!.fd;
         let off = 0;
         while (off < buf.length) {
-          const { bytesWritten } = await this.fh!.write(buf, off, buf.length - off, seg.size + off);
-          if (bytesWritten <= 0) throw new Error(`short write to ${seg.path}`);
-          off += bytesWritten;
+          const n = writeSync(fd, buf, off, buf.length - off, at + off);
+          if (n <= 0) throw new Error(`short write to ${seg.path}`);
+          off += n;
         }
-        await this.fh!.datasync();
-        seg.size += size;
-        seg.count += batch.length;
-        this.durableSeq += batch.length;
-        for (const b of batch) b.resolve();
-        for (const w of [...this.waiters]) w();
+        this.writtenSize = at + g.bytes;
+        this.unsynced.push(g);
+        this.unsyncedBytes += g.bytes;
+        g.resolveWritten();
+        this.syncing ??= this.syncLoop();
       } catch (e) {
-        this.o.budget.used -= size;
+        this.o.budget.used -= g.bytes;
+        // The segment's pages past what is written are suspect: the next write starts a new segment.
         this.sealCurrent = true;
-        if (seg && this.fh) await this.fh.truncate(seg.size).catch(() => {});
-        for (const b of batch) b.reject(e);
+        if (seg && this.fh) await this.fh.truncate(this.writtenSize).catch(() => {});
+        g.fail(e);
       }
     }
     this.writing = false;
   }
 
+  /** fdatasyncs until every written group is durable; each call covers all groups written before it. */
+  private async syncLoop(): Promise<void> {
+    while (this.unsynced.length > 0) {
+      const groups = this.unsynced.splice(0);
+      const upto = this.writtenSize;
+      const seg = this.segments.at(-1)!;
+      let bytes = 0;
+      let count = 0;
+      for (const g of groups) {
+        bytes += g.bytes;
+        count += g.callbacks.length;
+      }
+      try {
+        await this.fh!.datasync();
+        seg.size = upto;
+        seg.count += count;
+        this.durableSeq += count;
+        this.unsyncedBytes -= bytes;
+        for (const g of groups) g.resolveDurable();
+        for (const w of [...this.waiters]) w();
+      } catch (e) {
+        // After a failed fdatasync the kernel may have dropped the pages: nothing written since the
+        // last good one can be trusted. The writer waits for this loop to end before it writes again
+        // (sealCurrent: a new segment).
+        const failed = [...groups, ...this.unsynced.splice(0)];
+        for (const g of failed) this.o.budget.used -= g.bytes;
+        this.unsyncedBytes = 0;
+        this.sealCurrent = true;
+        this.writtenSize = seg.size;
+        await this.fh?.truncate(seg.size).catch(() => {});
+        for (const g of failed) g.fail(e);
+      }
+    }
+    this.syncing = undefined;
+  }
+
   /** The segment appends go to, starting a new one when the current one is full or suspect. */
   private async writableSegment(): Promise<Segment> {
     const cur = this.segments.at(-1);
-    if (cur && this.fh && !this.sealCurrent && cur.size < this.o.segmentBytes) return cur;
+    if (cur && this.fh && !this.sealCurrent && this.writtenSize < this.o.segmentBytes) return cur;
+    // The fdatasyncs pending on the current file finish before it is closed.
+    while (this.syncing) await this.syncing;
     if (this.fh) await this.fh.close().catch(() => {});
     this.fh = undefined;
     if (cur && !this.sealCurrent && cur.size < this.o.segmentBytes) {
       // Reopened after a restart: keep appending to the last segment.
       this.fh = await open(cur.path, 'r+');
+      this.writtenSize = cur.size;
       return cur;
     }
     this.sealCurrent = false;
@@ -302,6 +415,7 @@ export class Spool {
     await fsyncDirAsync(this.dir);
     const seg: Segment = { startSeq, path, count: 0, size: 0 };
     this.segments.push(seg);
+    this.writtenSize = 0;
     return seg;
   }
 
@@ -434,7 +548,7 @@ export class Spool {
   }
 
   async close(): Promise<void> {
-    while (this.writing) await new Promise((r) => setImmediate(r));
+    while (this.writing || this.syncing) await new Promise((r) => setImmediate(r));
     await this.fh?.close().catch(() => {});
     this.fh = undefined;
   }

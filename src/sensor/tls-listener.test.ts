@@ -24,6 +24,12 @@ async function listener(t: TestContext, overrides: Record<string, unknown> = {},
         await hold?.(c);
         return true;
       },
+      // The HTTP inside the connections: encoded records, read back as the server would.
+      append: async (feed, json, kept) => {
+        records.push({ feed, record: JSON.parse(json.toString()) as Record<string, unknown> });
+        queueMicrotask(() => kept(true));
+        return true;
+      },
     },
     certificates: new CertificateCache(4),
     now: Date.now,

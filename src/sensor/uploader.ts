@@ -167,9 +167,12 @@ export class FeedUploader {
       if (this.spool.depth === 0) {
         await this.spool.waitForRecords(signal);
         if (signal.aborted) break;
-        // Let the records of a burst share one POST.
-        if (this.opts.lingerMs > 0 && this.spool.depth < this.opts.batchRecords) await this.deps.sleep(this.opts.lingerMs, signal);
-        continue;
+      }
+      // Let the records of a burst share one POST, also while a flood goes on: sending what came during
+      // the last POST at once made many small batches, and each costs both sides more than its records.
+      if (this.opts.lingerMs > 0 && this.spool.depth < this.opts.batchRecords) {
+        await this.deps.sleep(this.opts.lingerMs, signal);
+        if (signal.aborted) break;
       }
       const batch = await this.spool.nextBatch(this.opts.batchRecords, this.opts.batchBytes);
       if (!batch) {

@@ -102,7 +102,15 @@ describe('umbra sensor: the spool', () => {
     first.proc.kill('SIGKILL');
     await first.exited;
     await send(port, 500, TOTAL);
-    const waiting = await sensor.health();
+    // An answer follows the record's write, its fsync (which counts it as spooled) comes right after.
+    const waiting = await eventually(
+      async () => {
+        const h = await sensor.health();
+        return h.spool.records >= 500 ? h : undefined;
+      },
+      5_000,
+      '500 spooled',
+    );
     assert.equal(waiting.spool.records, 500, JSON.stringify(waiting));
     assert.ok(waiting.upload[0].consecutive_failures >= 1);
 
