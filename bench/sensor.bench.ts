@@ -243,10 +243,11 @@ async function sTime(port: number, seconds: number, clients: number): Promise<{ 
           });
           let out = '';
           p.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-          p.stderr.resume();
+          let err = '';
+          p.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
           p.once('exit', () => {
             const n = /(\d+) connections in [\d.]+s/.exec(out)?.[1];
-            if (n === undefined) reject(new Error(`openssl s_time printed no count: ${out.slice(-300)}`));
+            if (n === undefined) reject(new Error(`openssl s_time printed no count: ${out.slice(-300)} ${err.slice(-500)}`));
             else resolve(Number(n));
           });
         }),
