@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
+import { listenerRates } from './listener-rates.ts';
 
 const DNSPERF = process.env.UMBRA_BENCH_DNSPERF ?? '/usr/bin/dnsperf';
 const BIN = join(import.meta.dirname, '../bin/umbra.js');
@@ -86,8 +87,6 @@ function dnsperf(file: string, port: number, seconds: number, mode: 'udp' | 'dot
     qps: n(/Queries per second:\s+([\d.]+)/),
   };
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function benchSensorDns(seconds = 5, rounds = 3): Promise<Record<string, number | string>> {
   if (spawnSync(DNSPERF, ['-h']).error) throw new Error(`${DNSPERF} is not installed: apt-get install dnsperf`);
@@ -189,13 +188,13 @@ export async function benchSensorDns(seconds = 5, rounds = 3): Promise<Record<st
     const tls = health.listeners.find((l) => l.name === 'dot-853')!;
     const up = health.upload.find((u) => u.feed === 'honeypot_dns')!;
     const captured = udp.records + tls.records;
-    const b = median(bareQps);
-    const s = median(sensorQps);
     return {
-      'bare UDP NXDOMAIN server (queries/s, median)': Math.round(b),
-      'sensor DNS over UDP, captured + spooled (q/s)': Math.round(s),
-      'ratio sensor / bare (target >= 0.5)': (s / b).toFixed(2),
-      'rounds (bare | sensor q/s)': `${bareQps.map(Math.round).join(',')} | ${sensorQps.map(Math.round).join(',')}`,
+      ...listenerRates(
+        { bare: 'bare UDP NXDOMAIN server (queries/s, median)', sensor: 'sensor DNS over UDP, captured + spooled (q/s)' },
+        'q/s',
+        bareQps,
+        sensorQps,
+      ),
       'UDP queries answered (dnsperf completed)': answered,
       'UDP queries unanswered (dnsperf lost)': unanswered,
       'UDP records captured by the listener': udp.records,

@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { connect as tlsConnect } from 'node:tls';
 import { DEFAULT_DECOY_BODY } from '../src/modules/sensor/sensor-config.ts';
 import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
+import { listenerRates } from './listener-rates.ts';
 
 const WRK = process.env.UMBRA_BENCH_WRK ?? '/usr/bin/wrk';
 const BIN = join(import.meta.dirname, '../bin/umbra.js');
@@ -51,8 +52,6 @@ function cpuSplit(pid: number): [number, number] {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return [Number(fields[11]) / 100, Number(fields[12]) / 100];
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 interface Health {
   listeners: Array<{ records: number; http_records?: number; dropped: number }>;
@@ -194,13 +193,13 @@ export async function benchSensor(seconds = 5, rounds = 3, connections = 16): Pr
     const serverStored = await stored();
     // Every request the listener answered was recorded (kept, or counted as dropped).
     const listenerAnswered = h.listeners[0]!.records + h.listeners[0]!.dropped;
-    const b = median(bareRps);
-    const s = median(sensorRps);
     return {
-      'bare node:http decoy (req/s, median)': Math.round(b),
-      'sensor HTTP captured + spooled (req/s)': Math.round(s),
-      'ratio sensor / bare (target >= 0.5)': (s / b).toFixed(2),
-      'rounds (bare | sensor req/s)': `${bareRps.map(Math.round).join(',')} | ${sensorRps.map(Math.round).join(',')}`,
+      ...listenerRates(
+        { bare: 'bare node:http decoy (req/s, median)', sensor: 'sensor HTTP captured + spooled (req/s)' },
+        'req/s',
+        bareRps,
+        sensorRps,
+      ),
       // wrk does not count requests still in flight when a run ends; the sensor recorded those too.
       'requests answered (as wrk counts them)': answered,
       'requests answered by the listener': listenerAnswered,
@@ -332,13 +331,13 @@ export async function benchSensorTls(
     const requests = health.upload.find((u) => u.feed === 'honeypot_http')!;
     const l = health.listeners[0]!;
     await stopSensor();
-    const b = median(bareRate);
-    const s = median(sensorRate);
     return {
-      'bare node:tls decoy (new handshakes/s, median)': Math.round(b),
-      'sensor TLS hello + request captured (handshakes/s)': Math.round(s),
-      'ratio sensor / bare (target >= 0.5)': (s / b).toFixed(2),
-      'rounds (bare | sensor handshakes/s)': `${bareRate.map(Math.round).join(',')} | ${sensorRate.map(Math.round).join(',')}`,
+      ...listenerRates(
+        { bare: 'bare node:tls decoy (new handshakes/s, median)', sensor: 'sensor TLS hello + request captured (handshakes/s)' },
+        'handshakes/s',
+        bareRate,
+        sensorRate,
+      ),
       'CPU ms per handshake: bare | sensor (its system part) | umbra serve': [
         (1000 * cpu.bare) / cpu.bareHandshakes,
         (1000 * cpu.sensor) / cpu.sensorHandshakes,
@@ -412,13 +411,13 @@ export async function benchSensorAdb(seconds = 5, rounds = 3, connections = 16):
     const { health, seconds: drain } = await drained();
     const adb = health.upload.find((u) => u.feed === 'honeypot_adb')!;
     const l = health.listeners[0]!;
-    const b = median(bareRate);
-    const s = median(sensorRate);
     return {
-      'bare TCP server, same ADB bytes (sessions/s, median)': Math.round(b),
-      'sensor ADB session recorded (sessions/s)': Math.round(s),
-      'ratio sensor / bare (target >= 0.5)': (s / b).toFixed(2),
-      'rounds (bare | sensor sessions/s)': `${bareRate.map(Math.round).join(',')} | ${sensorRate.map(Math.round).join(',')}`,
+      ...listenerRates(
+        { bare: 'bare TCP server, same ADB bytes (sessions/s, median)', sensor: 'sensor ADB session recorded (sessions/s)' },
+        'sessions/s',
+        bareRate,
+        sensorRate,
+      ),
       'sessions completed on the sensor': completed,
       'sessions failed on the sensor': errors,
       'records captured | uploaded': `${l.records} | ${adb.uploaded}`,
