@@ -48,11 +48,13 @@ async function dotListener(t: TestContext, overrides: Record<string, unknown> = 
     identity: { tunnel_id: 1, pool_id: 'p', provider: 'SELF_HOSTED', proxy_ip: '198.51.100.1', server: 'unit' },
     domains: new DecoyDomains([DOMAIN]),
     sink: {
-      append: () => assert.fail('the DNS listener records through capture'),
-      capture: async (c) => {
+      capture: () => assert.fail('the DNS listener appends encoded records'),
+      append: async (feed, json, kept) => {
+        const c = { feed, record: JSON.parse(json.toString()) } as Captured;
         records.push(c);
-        // A spool that does not answer yet (a slow disk): the listener waits before answering.
+        // A spool that does not write yet (a slow disk): the listener waits before answering.
         await hold?.(c);
+        queueMicrotask(() => kept(true));
         return true;
       },
     },

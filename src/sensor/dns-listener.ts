@@ -4,7 +4,7 @@ import { type SecureContext, TLSSocket } from 'node:tls';
 import type { DecoyDomains } from '../modules/sensor/decoy-domains.ts';
 import { answerDnsQuery, type DnsAnswerOptions } from '../modules/sensor/dns-answer.ts';
 import type { DnsListenerConfig } from '../modules/sensor/sensor-config.ts';
-import { dnsRecord, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
+import { DnsRecordEncoder, type SensorIdentity } from '../modules/sensor/sensor-records.ts';
 import { CertificateCache } from './certificates.ts';
 import { newListenerStats, type RecordSink } from './http-listener.ts';
 import { ConnectionGate } from './connection-gate.ts';
@@ -21,7 +21,7 @@ const MAX_TRACKED_SOURCES = 65_536;
 
 /** Token buckets per source address, bounded in number, on an injected clock. */
 export class SourceRateLimit {
-  private readonly buckets = new Map<string, { tokens: number; atMs: number }>();
+  private readonly buckets = new Map<string, { tokens: number; atMs: number; movedMs: number }>();
 
   constructor(
     private readonly ratePerSecond: number,
@@ -34,14 +34,19 @@ export class SourceRateLimit {
     let b = this.buckets.get(source);
     if (b) {
       b.tokens = Math.min(this.burst, b.tokens + ((t - b.atMs) / 1000) * this.ratePerSecond);
+      // Most recently seen last, so eviction takes the longest quiet; moved at most once a second (a
+      // delete and set per query of a busy source was a few percent of the listener's time).
+      if (t - b.movedMs >= 1000) {
+        this.buckets.delete(source);
+        this.buckets.set(source, b);
+        b.movedMs = t;
+      }
       b.atMs = t;
-      // Most recently seen last, so eviction takes the longest quiet.
-      this.buckets.delete(source);
     } else {
-      b = { tokens: this.burst, atMs: t };
+      b = { tokens: this.burst, atMs: t, movedMs: t };
       if (this.buckets.size >= MAX_TRACKED_SOURCES) this.buckets.delete(this.buckets.keys().next().value!);
+      this.buckets.set(source, b);
     }
-    this.buckets.set(source, b);
     if (b.tokens < 1) return false;
     b.tokens -= 1;
     return true;
@@ -76,6 +81,12 @@ export class DnsHoneypot {
   /** The certificate of connections that name no decoy (or nothing) in their SNI, made before binding. */
   private defaultContext: SecureContext | undefined;
   private readonly memory: ListenerMemory;
+  private readonly encoder: DnsRecordEncoder;
+  /** Counts a record once the spool kept (fsynced) or dropped it. */
+  private readonly kept = (ok: boolean): void => {
+    if (ok) this.stats.records++;
+    else this.stats.dropped++;
+  };
 
   constructor(
     private readonly cfg: DnsListenerConfig,
@@ -83,6 +94,7 @@ export class DnsHoneypot {
   ) {
     this.limit = new SourceRateLimit(cfg.rate_per_source, cfg.burst_per_source, deps.now);
     this.memory = deps.memory ?? unlimitedMemory();
+    this.encoder = new DnsRecordEncoder(deps.identity);
     this.gate = new ConnectionGate(cfg, this.stats, this.memory);
     this.answer = {
       mode: cfg.answer,
@@ -115,24 +127,21 @@ export class DnsHoneypot {
     if (out.truncated) st.truncated++;
     if (out.rcode === 'REFUSED') st.refused_any++;
     const d = this.deps;
-    let kept = false;
-    try {
-      kept = await d.sink.capture(
-        dnsRecord(d.identity, {
-          timestampMs: d.now(),
-          domain: d.domains.zoneOf(out.qname) ?? d.domains.domainOf(undefined),
-          port: this.port,
-          protocol: udp ? 'udp' : 'tcp',
-          sourceIp: source,
-          qname: out.qname,
-          qtype: out.qtype,
-        }),
-      );
-    } catch {
-      kept = false;
-    }
-    if (kept) st.records++;
-    else st.dropped++;
+    // The answer waits for the record's write into the spool file, not for its fsync (as HTTP's: a
+    // kill -9 of the sensor then loses no answered query); it counts once fsynced (kept).
+    await d.sink.append(
+      'honeypot_dns',
+      this.encoder.encode({
+        timestampMs: d.now(),
+        domain: d.domains.zoneOf(out.qname) ?? d.domains.domainOf(undefined),
+        port: this.port,
+        protocol: udp ? 'udp' : 'tcp',
+        sourceIp: source,
+        qname: out.qname,
+        qtype: out.qtype,
+      }),
+      this.kept,
+    );
     return out.response;
   }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseHttpHead } from './http-head.ts';
-import { HttpRecordEncoder, httpRecord, RAW_LIMIT } from './sensor-records.ts';
+import { DnsRecordEncoder, dnsRecord, HttpRecordEncoder, httpRecord, RAW_LIMIT } from './sensor-records.ts';
 
 const IDENTITY = { tunnel_id: 7, pool_id: 'pool "a"', provider: 'SELF_HOSTED', proxy_ip: '198.51.100.1', server: 'unit\u2028' };
 
@@ -29,5 +29,25 @@ describe('honeypot_http records', () => {
     const text = new HttpRecordEncoder(IDENTITY).encode(c).toString();
     assert.equal((JSON.parse(text) as { raw: string }).raw.length, RAW_LIMIT);
     assert.equal(text, JSON.stringify(httpRecord(IDENTITY, c).record));
+  });
+});
+
+describe('honeypot_dns records', () => {
+  it('should encode the same JSON text as the record object, whatever name the query carried', () => {
+    const encoder = new DnsRecordEncoder(IDENTITY);
+    const names = ['www.decoy.example', 'a"b\\c.example', 'ctl\u0001\u001f.example', 'caf\u00e9.\u2028.example', '.', 'x'.repeat(253)];
+    for (const qname of names)
+      for (const protocol of ['udp', 'tcp'] as const) {
+        const c = {
+          timestampMs: 1_764_000_000_999.9,
+          domain: 'decoy.example',
+          port: 53 as const,
+          protocol,
+          sourceIp: '2001:db8::7',
+          qname,
+          qtype: 'TYPE65535',
+        };
+        assert.equal(encoder.encode(c).toString(), JSON.stringify(dnsRecord(IDENTITY, c).record));
+      }
   });
 });
