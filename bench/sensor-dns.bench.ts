@@ -1,35 +1,21 @@
-// Queries/s the sensor's DNS listener answers over UDP with each query recorded (fsynced to the spool
-// before its answer, then uploaded to a real umbra server), against a bare UDP server in its own
+// Queries/s the sensor's DNS listener answers over UDP with each query recorded (written to the spool
+// before its answer, fsynced right after, then uploaded to a real umbra server), against a bare UDP server in its own
 // process that answers NXDOMAIN without parsing or recording anything, in alternating rounds of
 // dnsperf (a C load generator in its own process; Debian package dnsperf). Many distinct names (a
 // mix of types, decoy and other names), so nothing is answered from a cache. After the load the bench
 // waits for the spool to drain and counts records lost: answered but not captured, and captured but
 // not uploaded. One extra round measures DNS over TLS (dnsperf -m dot) on the same sensor.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
 import { listenerRates } from './listener-rates.ts';
+import { startStack, started } from './sensor-stack.ts';
 
 const DNSPERF = process.env.UMBRA_BENCH_DNSPERF ?? '/usr/bin/dnsperf';
-const BIN = join(import.meta.dirname, '../bin/umbra.js');
-const TOKEN = 'bench-sensor-dns-operator-token-0123456789';
 const DOMAIN = 'bench-dns.example';
 /** Queries dnsperf keeps in flight (its -q); a scanner's flood waits for no answer at all. */
 const OUTSTANDING = Number(process.env.UMBRA_BENCH_DNSPERF_OUTSTANDING ?? 256);
-
-/** Resolves with the first line of the child's `stream` matching `re`. */
-function started(child: ChildProcess, re: RegExp, stream: 'stdout' | 'stderr'): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child[stream]! }).on('line', (l) => {
-      const m = re.exec(l);
-      if (m) resolve(m);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code} before ${re}`)));
-  });
-}
 
 /**
  * dnsperf's input: `count` distinct names, a scanner's mix of types (A 50 %, AAAA 20 %, TXT 10 %, MX
@@ -93,57 +79,19 @@ export async function benchSensorDns(seconds = 5, rounds = 3): Promise<Record<st
   const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-sensor-dns-'));
   const children: ChildProcess[] = [];
   try {
-    const dataDir = join(dir, 'data');
-    mkdirSync(dataDir);
-    symlinkSync(await ensureRealDataset(), join(dataDir, 'ip-dataset.bin'));
     const queries = join(dir, 'queries.txt');
     writeFileSync(queries, queryMix(500_000));
-    const env = {
-      ...process.env,
-      UMBRA_OPERATOR_TOKEN: TOKEN,
-      UMBRA_LOG_LEVEL: 'warn',
-      UMBRA_SIMULATOR_RATE: '0',
-      UMBRA_EXPORT_JOBS: 'off',
-    };
-    const server = spawn(process.execPath, [BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    children.push(server);
-    const serverPort = Number((await started(server, /serving http:\/\/[^:]+:(\d+)\/api\/v4/, 'stderr'))[1]);
-
     // One source (127.0.0.1) sends everything: its rate limit is lifted for the measurement.
-    const unlimited = {
-      bind: '127.0.0.1',
-      port: 0,
-      answer: 'decoy',
-      decoy_ipv4: '198.51.100.80',
-      rate_per_source: 1e9,
-      burst_per_source: 1e9,
-    };
-    const config = {
-      server: `http://127.0.0.1:${serverPort}`,
-      identity: { proxy_ip: '198.51.100.1' },
-      domains: [DOMAIN],
-      listeners: [
+    const unlimited = { answer: 'decoy', decoy_ipv4: '198.51.100.80', rate_per_source: 1e9, burst_per_source: 1e9 };
+    const { portOf, healthPort, stopSensor } = await startStack(
+      dir,
+      children,
+      [
         { protocol: 'dns', public_port: 53, ...unlimited },
         { protocol: 'dns', tls: true, public_port: 853, max_connections_per_source: 64, ...unlimited },
       ],
-      spool: { dir: join(dir, 'spool') },
-      health: { port: 0 },
-    };
-    writeFileSync(join(dir, 'sensor.yaml'), JSON.stringify(config));
-    // UMBRA_BENCH_CPU_PROF=<dir>: the sensor writes a V8 CPU profile there when it stops (bench/cpu-profile.ts reads it).
-    const prof = process.env.UMBRA_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.UMBRA_BENCH_CPU_PROF}`] : [];
-    const sensor = spawn(process.execPath, [...prof, BIN, 'sensor', '--config', join(dir, 'sensor.yaml')], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    children.push(sensor);
-    const lines: string[] = [];
-    createInterface({ input: sensor.stderr! }).on('line', (l) => lines.push(l));
-    const healthPort = Number((await started(sensor, /health on http:\/\/.*:(\d+)\/health/, 'stderr'))[1]);
-    const portOf = (name: string) => Number(new RegExp(`${name} \\(dns\\) listening on .*:(\\d+), public port`).exec(lines.join('\n'))![1]);
+      [DOMAIN],
+    );
     const sensorPort = portOf('dns-53');
     const dotPort = portOf('dot-853');
 
@@ -178,12 +126,8 @@ export async function benchSensorDns(seconds = 5, rounds = 3): Promise<Record<st
       if (health.spool.records === 0 || Date.now() - drainStart > 180_000) break;
       await new Promise((r) => setTimeout(r, 200));
     }
-    if (prof.length) {
-      // A profile is written at a clean exit only.
-      const exited = new Promise((r) => sensor.once('exit', r));
-      sensor.kill('SIGTERM');
-      await exited;
-    }
+    // UMBRA_BENCH_CPU_PROF: a profile is written at a clean exit only.
+    if (process.env.UMBRA_BENCH_CPU_PROF) await stopSensor();
     const udp = health.listeners.find((l) => l.name === 'dns-53')!;
     const tls = health.listeners.find((l) => l.name === 'dot-853')!;
     const up = health.upload.find((u) => u.feed === 'honeypot_dns')!;

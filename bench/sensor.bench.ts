@@ -5,30 +5,18 @@
 // the spool to drain and reports records lost (answered by the listener minus stored by the server, as
 // the server's own metrics count them), which must be 0, and the rate records went into the server.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { connect as tlsConnect } from 'node:tls';
 import { DEFAULT_DECOY_BODY } from '../src/modules/sensor/sensor-config.ts';
-import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
 import { listenerRates } from './listener-rates.ts';
+import { startStack, started } from './sensor-stack.ts';
 
 const WRK = process.env.UMBRA_BENCH_WRK ?? '/usr/bin/wrk';
-const BIN = join(import.meta.dirname, '../bin/umbra.js');
-const TOKEN = 'bench-sensor-operator-token-0123456789';
 
 /** Spawns a process and resolves with the first stderr (or stdout) line matching `re`. */
-function started(child: ChildProcess, re: RegExp, stream: 'stdout' | 'stderr'): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child[stream]! }).on('line', (l) => {
-      const m = re.exec(l);
-      if (m) resolve(m);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code} before ${re}`)));
-  });
-}
-
 /** wrk for `seconds` against `url`: requests answered and requests/s. */
 function wrk(url: string, seconds: number, connections: number): { requests: number; rps: number; errors: string } {
   const r = spawnSync(WRK, ['-t1', `-c${connections}`, `-d${seconds}s`, url], { encoding: 'utf8' });
@@ -51,77 +39,6 @@ function cpuSplit(pid: number): [number, number] {
   // Fields after the command name (which may hold spaces, in parentheses): utime is 14th, stime 15th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return [Number(fields[11]) / 100, Number(fields[12]) / 100];
-}
-
-interface Health {
-  listeners: Array<{ records: number; http_records?: number; dropped: number }>;
-  spool: { records: number };
-  upload: Array<{ feed: string; uploaded: number; rejected: number }>;
-}
-
-/** A real umbra server and `umbra sensor` with `listener`, each in its own process, in `dir`. */
-async function startStack(dir: string, children: ChildProcess[], listener: Record<string, unknown>) {
-  const dataDir = join(dir, 'data');
-  spawnSync('mkdir', ['-p', dataDir]);
-  symlinkSync(await ensureRealDataset(), join(dataDir, 'ip-dataset.bin'));
-  const env = {
-    ...process.env,
-    UMBRA_OPERATOR_TOKEN: TOKEN,
-    UMBRA_LOG_LEVEL: 'warn',
-    UMBRA_SIMULATOR_RATE: '0',
-    UMBRA_EXPORT_JOBS: 'off',
-  };
-  // UMBRA_BENCH_CPU_PROF=<dir>: the server and the sensor write a V8 CPU profile there when they stop
-  // (read it with bench/cpu-profile.ts), for finding where their time goes.
-  const prof = process.env.UMBRA_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.UMBRA_BENCH_CPU_PROF}`] : [];
-  const server = spawn(process.execPath, [...prof, BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.push(server);
-  const serverPort = Number((await started(server, /serving http:\/\/[^:]+:(\d+)\/api\/v4/, 'stderr'))[1]);
-
-  const config = {
-    server: `http://127.0.0.1:${serverPort}`,
-    identity: { proxy_ip: '198.51.100.1' },
-    domains: ['bench.example'],
-    listeners: [{ bind: '127.0.0.1', port: 0, max_connections_per_source: 1024, ...listener }],
-    spool: { dir: join(dir, 'spool') },
-    // UMBRA_BENCH_SENSOR_BATCH=<n>: the sensor's upload.batch_records (the default otherwise).
-    upload: process.env.UMBRA_BENCH_SENSOR_BATCH ? { batch_records: Number(process.env.UMBRA_BENCH_SENSOR_BATCH) } : {},
-    health: { port: 0 },
-  };
-  writeFileSync(join(dir, 'sensor.yaml'), JSON.stringify(config));
-  const sensor = spawn(process.execPath, [...prof, BIN, 'sensor', '--config', join(dir, 'sensor.yaml')], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.push(sensor);
-  const lines: string[] = [];
-  createInterface({ input: sensor.stderr! }).on('line', (l) => lines.push(l));
-  const healthPort = Number((await started(sensor, /health on http:\/\/.*:(\d+)\/health/, 'stderr'))[1]);
-  const sensorPort = Number(/listening on .*:(\d+), public port/.exec(lines.find((l) => l.includes('listening on'))!)![1]);
-  const health = async () => (await (await fetch(`http://127.0.0.1:${healthPort}/health`)).json()) as Health;
-  /** Waits for the spool to drain (every captured record uploaded, or 120 s); the health then and the wait. */
-  const drained = async () => {
-    const drainStart = Date.now();
-    let h: Health;
-    for (;;) {
-      h = await health();
-      if (h.spool.records === 0 || Date.now() - drainStart > 120_000) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    return { health: h, seconds: ((Date.now() - drainStart) / 1000).toFixed(1) };
-  };
-  /** Stops the sensor with SIGTERM and waits for it, so that its CPU profile is written. */
-  const stopSensor = () =>
-    new Promise<void>((resolve) => {
-      if (sensor.exitCode !== null) return resolve();
-      sensor.once('exit', () => resolve());
-      sensor.kill('SIGTERM');
-      setTimeout(resolve, 15_000).unref();
-    });
-  return { sensorPort, serverPort, healthPort, health, drained, stopSensor, sensorPid: sensor.pid!, serverPid: server.pid! };
 }
 
 /** Spawns a bench server script; resolves with its port once it printed {"port"}. */

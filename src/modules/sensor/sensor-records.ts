@@ -51,21 +51,24 @@ export function httpRecord(id: SensorIdentity, c: HttpCapture): Captured {
   };
 }
 
+/** The members every record of a sensor shares (`tunnel_id`, `meta`), as JSON text made once. */
+abstract class IdentityJson {
+  protected readonly tunnel: string;
+  protected readonly meta: string;
+
+  constructor(id: SensorIdentity) {
+    this.tunnel = JSON.stringify(id.tunnel_id);
+    this.meta = JSON.stringify({ proxy_ip: id.proxy_ip, server: id.server, pool_id: id.pool_id, provider: id.provider });
+  }
+}
+
 /**
  * Encodes honeypot_http records straight to their JSON text, the same text as
  * JSON.stringify(httpRecord(...).record): the listener writes one per request, and building the
  * record object only to serialise it was a large part of a request's cost. The members that are the
  * same for every record of a sensor are encoded once.
  */
-export class HttpRecordEncoder {
-  private readonly tunnel: string;
-  private readonly meta: string;
-
-  constructor(id: SensorIdentity) {
-    this.tunnel = JSON.stringify(id.tunnel_id);
-    this.meta = JSON.stringify({ proxy_ip: id.proxy_ip, server: id.server, pool_id: id.pool_id, provider: id.provider });
-  }
-
+export class HttpRecordEncoder extends IdentityJson {
   encode(c: HttpCapture): Buffer {
     const q = JSON.stringify;
     const h = c.head;
@@ -126,15 +129,7 @@ export interface DnsCapture {
  * JSON.stringify of dnsRecord's record (tested), without the object per query. The identity's
  * members are encoded once.
  */
-export class DnsRecordEncoder {
-  private readonly tunnel: string;
-  private readonly meta: string;
-
-  constructor(id: SensorIdentity) {
-    this.tunnel = JSON.stringify(id.tunnel_id);
-    this.meta = JSON.stringify({ proxy_ip: id.proxy_ip, server: id.server, pool_id: id.pool_id, provider: id.provider });
-  }
-
+export class DnsRecordEncoder extends IdentityJson {
   encode(c: DnsCapture): Buffer {
     const q = JSON.stringify;
     return Buffer.from(
