@@ -219,4 +219,26 @@ describe(RawHttp1.name, () => {
       new Promise((_, reject) => setTimeout(() => reject(new Error('server.close() waited on a raw connection')), 3000)),
     ]);
   });
+
+  it('should end a connection after the answer it was making when the server began to close', async (t) => {
+    const { port, server } = await start(t, (head, reply) => {
+      const text = `raw ${head.url}`;
+      setTimeout(() => reply(200, ['content-length', `${text.length}`], text), 200);
+      return true;
+    });
+    const socket: Socket = connect(port, '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', r));
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    const closed = new Promise<void>((r) => socket.once('close', () => r()));
+    socket.write(get('/api/thing/slow'));
+    await new Promise((r) => setTimeout(r, 50));
+    const serverClosed = new Promise<void>((r) => server.close(() => r()));
+    // The keep-alive timeout is 5 s: closing within 3 s means the connection ended after its answer.
+    await Promise.race([
+      Promise.all([closed, serverClosed]),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the connection stayed open after its answer')), 3000)),
+    ]);
+    assert.equal(body(text), 'raw /api/thing/slow');
+  });
 });

@@ -205,6 +205,9 @@ class RawConnection {
     if (this.socket.destroyed) return;
     this.socket.write(bytes, 'utf8');
     if (this.pending !== null) this.drain();
+    // The server began to close while this answer was being made: end the connection after it, as
+    // node does, rather than keep it open until the keep-alive timeout and hold close() up.
+    else if (!this.raw.accepting()) this.socket.end();
   }
 
   /** Gives the connection and the bytes not served to node's HTTP server. */
