@@ -13,6 +13,7 @@ import { benchDataQuality } from './data-quality.bench.ts';
 import { benchClient } from './client.bench.ts';
 import { benchSensor, benchSensorAdb, benchSensorTls } from './sensor.bench.ts';
 import { benchSensorDns } from './sensor-dns.bench.ts';
+import { benchRequestCost } from './request-cost.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -21,6 +22,8 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'intel index vs MMDB reader (in-process, one core)': benchIntelMmdb,
   // The lookup ratios the README reports: wrk and h2load, each in a process of its own.
   'C clients: HTTP and gRPC lookups (127.0.0.1)': benchCClients,
+  // umbra's own CPU per lookup request, fresh addresses against a fixed one, without sockets or a client.
+  'request cost: GET /lookup/ip in-process, random vs fixed address': benchRequestCost,
   // The same lookups driven by JavaScript clients, which saturate before the baselines do: extra figures.
   'JS clients: HTTP lookups, autocannon (127.0.0.1)': () => benchHttpLookup(),
   'dataset swap under lookup load (127.0.0.1)': () => benchDatasetSwap(),

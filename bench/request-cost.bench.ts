@@ -1,0 +1,124 @@
+// The CPU one GET /lookup/ip/{ip} costs umbra's own JavaScript, measured in-process without the
+// kernel or a client: requests are handed to the raw HTTP/1.1 reader (http/raw-http1.ts) through a
+// socket stand-in that takes the answer bytes and drops them, one request per 'data' event as wrk
+// sends them. process.cpuUsage() over 100,000 requests per round, alternating rounds of:
+//   fixed   8.8.8.8 every time (every record, JSON and memo already at hand): the baseline;
+//   random  random routed IPv4 addresses (the C-client bench's list, same seed), each round going on
+//           where the previous stopped, after a warm-up of 200,000 of them.
+// The ratio random / fixed is the cost of a fresh address: the part of the C-client bench's warm
+// random figure that is umbra's own (the kernel's TCP work is the same for both and for bare).
+// Far less noisy than a load test on two cores (nothing else is measured), so it shows a change of
+// a few hundred nanoseconds per request; it says nothing about sockets, which the C-client bench does.
+// Environment: UMBRA_BENCH_ROUNDS (3).
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Socket } from 'node:net';
+import { buildApp } from '../src/app.ts';
+import { parseConfig } from '../src/config.ts';
+import { loadDataset } from '../src/modules/dataset/dataset-reader.ts';
+import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
+import { BENCH_SEED, routedAddresses } from '../test/helpers/routed-addresses.ts';
+
+const ROUNDS = Number(process.env.UMBRA_BENCH_ROUNDS ?? 3);
+const PER_ROUND = 100_000;
+const WARM_UP = 200_000;
+
+/** What the raw reader uses of a socket; answers are counted by their status lines and dropped. */
+class SocketStandIn extends EventEmitter {
+  destroyed = false;
+  answers = 0;
+  bytes = 0;
+  statuses = new Map<string, number>();
+  setNoDelay(): this {
+    return this;
+  }
+  setTimeout(): this {
+    return this;
+  }
+  write(chunk: string | Buffer): boolean {
+    const text = typeof chunk === 'string' ? chunk : chunk.toString('latin1');
+    this.bytes += text.length;
+    // Pipelined answers may come in one write: count every status line.
+    for (let at = text.indexOf('HTTP/1.1 '); at !== -1; at = text.indexOf('HTTP/1.1 ', at + 9)) {
+      this.answers++;
+      const status = text.slice(at + 9, at + 12);
+      this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+    }
+    return true;
+  }
+  end(): this {
+    return this;
+  }
+  destroy(): this {
+    this.destroyed = true;
+    return this;
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export async function benchRequestCost(): Promise<Record<string, number | string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-cost-'));
+  const app = await buildApp(parseConfig({ UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn' }), {
+    dataset: loadDataset(await ensureRealDataset()),
+    datasetRefreshMs: 3_600_000,
+    fastPath: true,
+  });
+  try {
+    const org = await app.services.admin.createOrg({ name: 'bench', credits: 1e12 });
+    for (const bucket of ['lookup', 'domain', 'account']) await app.services.admin.setLimit(org.id, bucket, { rate: 1e6, burst: 1e6 });
+    const { secret } = await app.services.admin.createKey({ org: org.id, email: 'bench@umbra.local', scopes: ['BASIC'] });
+    // Listening makes the server the app serves with (and the raw reader in front of it) ready.
+    await app.http.listen({ port: 0, host: '127.0.0.1' });
+    const socket = new SocketStandIn();
+    app.http.server.emit('connection', socket as unknown as Socket);
+
+    const request = (ip: string) => Buffer.from(`GET /api/v4/lookup/ip/${ip} HTTP/1.1\r\nHost: bench\r\nx-api-key: ${secret}\r\n\r\n`);
+    /** CPU ns per request for `ips`, every one answered 200 (checked). */
+    const round = async (ips: string[]): Promise<number> => {
+      const heads = ips.map(request);
+      const before = socket.answers;
+      const ok = socket.statuses.get('200') ?? 0;
+      const cpu = process.cpuUsage();
+      for (let i = 0; i < heads.length; i++) {
+        socket.emit('data', heads[i]);
+        // Let timers and I/O callbacks run now and then, as they would between reads.
+        if ((i & 1023) === 1023) await new Promise((r) => setImmediate(r));
+      }
+      await new Promise((r) => setImmediate(r));
+      const used = process.cpuUsage(cpu);
+      const answered = socket.answers - before;
+      const good = (socket.statuses.get('200') ?? 0) - ok;
+      if (answered !== ips.length || good !== ips.length)
+        throw new Error(`${ips.length} requests: ${answered} answers, ${good} of them 200 (${JSON.stringify([...socket.statuses])})`);
+      return ((used.user + used.system) * 1000) / ips.length;
+    };
+
+    const random = routedAddresses('v4', WARM_UP + ROUNDS * PER_ROUND, BENCH_SEED);
+    const fixed = new Array<string>(PER_ROUND).fill('8.8.8.8');
+    const warmUp = await round(random.slice(0, WARM_UP));
+    const f: number[] = [];
+    const r: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      f.push(await round(fixed));
+      const from = WARM_UP + i * PER_ROUND;
+      r.push(await round(random.slice(from, from + PER_ROUND)));
+    }
+    const mf = median(f);
+    const mr = median(r);
+    return {
+      settings: `${ROUNDS} alternating rounds x ${PER_ROUND.toLocaleString('en-US')} requests, one request per read, after ${WARM_UP.toLocaleString('en-US')} random ones`,
+      'warm-up: random IPv4, first 200,000 (ns CPU/request)': Math.round(warmUp),
+      'fixed 8.8.8.8 (ns CPU/request, median)': Math.round(mf),
+      'random routed IPv4 (ns CPU/request, median)': Math.round(mr),
+      'rounds fixed | random': `${f.map(Math.round).join(',')} | ${r.map(Math.round).join(',')}`,
+      'random / fixed (cost of a fresh address)': Number((mr / mf).toFixed(2)),
+      'answer bytes per request (random)': Math.round(socket.bytes / socket.answers),
+    };
+  } finally {
+    await app.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
