@@ -61,7 +61,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 export async function benchRequestCost(): Promise<Record<string, number | string>> {
   const dir = mkdtempSync(join(tmpdir(), 'umbra-bench-cost-'));
-  const app = await buildApp(parseConfig({ UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn' }), {
+  // No demo traffic and no export jobs: their work (and the serializers they compile) would land in the rounds.
+  const config = parseConfig({ UMBRA_DATA_DIR: dir, UMBRA_LOG_LEVEL: 'warn', UMBRA_SIMULATOR_RATE: '0', UMBRA_EXPORT_JOBS: 'off' });
+  const app = await buildApp(config, {
     dataset: loadDataset(await ensureRealDataset()),
     datasetRefreshMs: 3_600_000,
     fastPath: true,
