@@ -303,7 +303,7 @@ function adbLoad(port: number, seconds: number, connections: number): Promise<{ 
 
 /**
  * Sessions/s of the ADB listener: each a new connection doing CNXN and `shell:echo probe-N` (one
- * record, on disk before the answer), against a bare TCP server answering the same bytes and
+ * record, written to the spool before the answer), against a bare TCP server answering the same bytes and
  * recording nothing. The load is JavaScript in its own process (no C tool speaks ADB); after it, every
  * completed session's record must have reached the server.
  */
@@ -344,6 +344,10 @@ export async function benchSensorAdb(seconds = 5, rounds = 3, connections = 16):
       'spool drain after the load (s)': drain,
     };
   } finally {
+    if (process.env.UMBRA_BENCH_CPU_PROF) {
+      // A profile is written on a clean exit only.
+      await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r).kill('SIGTERM')) : undefined)));
+    }
     for (const c of children) c.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }

@@ -141,34 +141,43 @@ export class AdbHoneypot {
     let nextId = 1;
     const streams = new Map<number, Stream>();
     let buf: Buffer = Buffer.alloc(0);
-    // Records are written in order: each waits for the one before (their sequential ids stay in order).
-    let recording: Promise<void> = Promise.resolve();
-    const send = (command: number, a0: number, a1: number, data?: Buffer) => {
-      if (!socket.destroyed) socket.write(encodeAdb(command, a0, a1, data));
+    // A record is in the spool file (written, not yet fsynced) before the command is answered, as an
+    // HTTP request's: a kill -9 of the sensor after the answer loses nothing, and the fdatasync that
+    // counts it follows without holding the session. Records are staged in the order they are made,
+    // so their sequential ids reach the spool in order.
+    const kept = (ok: boolean) => {
+      if (ok) st.records++;
+      else st.dropped++;
     };
-    const record = (bytes: Buffer) => {
-      const captured: Captured = {
-        feed: 'honeypot_adb',
-        record: {
+    // The messages of one answer (OKAY, WRTE, the exit status, CLSE) leave in one write: the socket is
+    // corked at the first and uncorked once the code that answers has run (a write per message was a
+    // third of the listener's time).
+    let corked = false;
+    const uncork = () => {
+      corked = false;
+      socket.uncork();
+    };
+    const send = (command: number, a0: number, a1: number, data?: Buffer) => {
+      if (socket.destroyed) return;
+      if (!corked) {
+        corked = true;
+        socket.cork();
+        process.nextTick(uncork);
+      }
+      socket.write(encodeAdb(command, a0, a1, data));
+    };
+    const record = async (bytes: Buffer): Promise<void> => {
+      const json = Buffer.from(
+        JSON.stringify({
           session,
           sequential_id: ++sequence,
           command: bytes.toString('base64'),
           hash: createHash('sha256').update(bytes).digest('hex'),
           timestamp: Math.floor(this.deps.now()),
           source_ip: source,
-        },
-      };
-      recording = recording.then(async () => {
-        let kept = false;
-        try {
-          kept = await this.deps.sink.capture(captured);
-        } catch {
-          kept = false;
-        }
-        if (kept) st.records++;
-        else st.dropped++;
-      });
-      return recording;
+        } satisfies Captured['record']),
+      );
+      await this.deps.sink.append('honeypot_adb', json, kept);
     };
 
     const nowS = () => Math.floor(this.deps.now() / 1000);
@@ -413,13 +422,14 @@ export class AdbHoneypot {
           const service = m.data.subarray(0, m.data.indexOf(0) >= 0 ? m.data.indexOf(0) : m.data.length);
           const text = service.toString('utf8');
           const id = nextId++;
-          send(A_OKAY, id, m.arg0);
           if (text === 'sync:') {
+            send(A_OKAY, id, m.arg0);
             streams.set(id, { kind: 'sync', peer: m.arg0, buf: Buffer.alloc(0) });
             return;
           }
           const shell = parseShellService(text);
           if (shell && shell.command === '') {
+            send(A_OKAY, id, m.arg0);
             const s: ShellStream = {
               kind: 'shell',
               peer: m.arg0,
@@ -434,7 +444,9 @@ export class AdbHoneypot {
             return;
           }
           // A one-shot service: `shell:<command>`, `exec:<command>`, or any other (reboot:, tcpip:...).
+          // Its OKAY waits for the record's write, so that it leaves with the answer, in one write.
           await record(Buffer.from(service));
+          send(A_OKAY, id, m.arg0);
           const install = STREAMED_INSTALL.exec(text);
           if (install) {
             const s: InstallStream = { kind: 'install', peer: m.arg0, expected: Number(install[1]), received: 0, chunks: [], kept: 0 };

@@ -115,7 +115,8 @@ describe('the sensor spool', () => {
       let written = 0;
       const more = () => {
         for (let k = 0; k < 50; k++) {
-          s.stage(Buffer.from(JSON.stringify({ i: next++, pad: 'x'.repeat(100) })), () => {}).then(() => {
+          s.stage(Buffer.from(JSON.stringify({ i: next++, pad: 'x'.repeat(100) })), () => {}).then((ok) => {
+            if (!ok) throw new Error('a write failed');
             if (++written < 3000) return;
             writeSync(1, \`\${written} written, \${s.depth} fsynced\\n\`);
             Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
+  fdatasync,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -330,14 +331,13 @@ export class Spool {
         seg = await this.writableSegment();
         const at = this.writtenSize;
         const buf = Buffer.concat(g.frames, g.bytes);
-        // A synchronous pwrite: it copies a few kilobytes into the page cache, which costs less than
-        // handing them to the thread pool and back (that hop was the largest cost left per request).
-        // Nothing in umbra holds the file meanwhile; the fdatasync, which waits for the disk, stays on
-        // the thread pool, and MAX_UNSYNCED bounds the dirty data behind it. The write can still wait
-        // for the file system's journal while that fdatasync commits it (a CPU profile under wrk puts
-        // half the HTTP listener's wall time in this call); the same group written on the thread pool
-        // measured lower on a quiet VM all the same (HTTP 0.35 against 0.49 of bare, DNS 0.50 against
-        // 0.62), so the write stays here until a writer thread of its own takes both costs away.
+        // A synchronous pwrite on the event loop: it copies a few kilobytes into the page cache, some
+        // ten microseconds. Handing it to another thread (the thread pool, or a writer thread of the
+        // spool's own) adds a hop there and back to every write, and the connections waiting for
+        // their answers wait for that hop too; on a loaded machine the other thread waits to be
+        // scheduled, which costs more than the write. Nothing in umbra holds the file meanwhile; the
+        // fdatasync, which waits for the disk, stays on the thread pool, and MAX_UNSYNCED bounds the
+        // dirty data behind it.
         const fd = this.fh!.fd;
         let off = 0;
         while (off < buf.length) {
@@ -374,7 +374,11 @@ export class Spool {
         count += g.callbacks.length;
       }
       try {
-        await this.fh!.datasync();
+        // The callback form, on the fd: fs/promises builds a heavier request object per call, and
+        // this runs once per group commit (hundreds a second under load). No close runs meanwhile:
+        // the writer waits for this loop to end before it closes the file.
+        const fd = this.fh!.fd;
+        await new Promise<void>((resolve, reject) => fdatasync(fd, (e) => (e ? reject(e) : resolve())));
         seg.size = upto;
         seg.count += count;
         this.durableSeq += count;
