@@ -4,7 +4,7 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { openSpoolRoot, Spool, SpoolBudget, SpoolFull } from './spool.ts';
+import { openSpoolRoot, Spool, SpoolBudget, SpoolFull, SYNC_GAP_MS } from './spool.ts';
 
 function root(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'umbra-spool-unit-'));
@@ -162,6 +162,25 @@ describe('the sensor spool', () => {
     const atWrite = s.depth;
     const error = await durable;
     assert.deepEqual([written, atWrite, error, s.depth], [true, 0, undefined, 1]);
+  });
+
+  it('should space its fdatasyncs at least SYNC_GAP_MS apart under a steady stream of appends, each covering every write before it', async (t) => {
+    const s = await open(root(t));
+    t.after(() => s.close());
+    const started = performance.now();
+    const durable: Array<Promise<unknown>> = [];
+    // One append per turn of the event loop, each its own write, for about 60 ms.
+    for (let i = 0; performance.now() - started < 60; i++) {
+      durable.push(new Promise((resolve) => void s.stage(rec(i), resolve)));
+      await new Promise((r) => setImmediate(r));
+    }
+    const errors = await Promise.all(durable);
+    const elapsed = performance.now() - started;
+    assert.ok(errors.every((e) => e === undefined));
+    assert.equal(s.depth, durable.length);
+    // Without the gap every write of a turn would have its own fdatasync, about one per turn.
+    assert.ok(durable.length > 100, `${durable.length} appends`);
+    assert.ok(s.syncs >= 1 && s.syncs <= Math.floor(elapsed / SYNC_GAP_MS) + 1, `${s.syncs} fdatasyncs in ${elapsed.toFixed(1)} ms`);
   });
 
   it('should keep one sensor per spool dir, and take over the lock of a dead one', (t) => {
