@@ -1,9 +1,10 @@
 /**
  * The JSON text a frozen answer record carries, made once when the record is made. An IP lookup's
  * answer is mostly shared records (the dataset's network records and their honest variants, the
- * location answers, the prior-only intelligence), each answered for every address of its range: with
- * its JSON at hand, a transport that writes JSON copies it instead of writing it anew, and keeps no
- * cache of it (what that costs in memory: honest-location.ts, located).
+ * country-only and no-place locations, the prior-only intelligence), each answered for every address
+ * of its range: with its JSON at hand, a transport that writes JSON copies it instead of writing it
+ * anew, and keeps no cache of it. (The dataset's location records are too many to double: they carry
+ * none, see honest-location.ts.)
  *
  * The key is a symbol on a non-enumerable property, so JSON.stringify, object spread, Object.keys and
  * deepStrictEqual do not see it; a spread copy (`{ ...rec }`) carries no JSON, as it may differ.

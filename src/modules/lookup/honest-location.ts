@@ -53,7 +53,7 @@ export const PLACEHOLDER_ENTRIES: ReadonlySet<string> = new Set([
 export const placeholderKey = (l: LocationRecord): string => `${l.country}|${l.city}|${l.latitude},${l.longitude}`;
 
 /** The answer for addresses at no place: reserved, unrouted, or not in the geo source. */
-export const NO_LOCATION: AnsweredLocation = located('', '', '', '', null, null, '', 'none', null);
+export const NO_LOCATION: AnsweredLocation = located('', '', '', '', null, null, '', 'none', null, true);
 
 /** Which IPv4 address an IPv6 address was answered for (6to4, Teredo, NAT64). */
 export interface EmbeddedIpv4 {
@@ -71,7 +71,7 @@ export interface EmbeddedIpv4 {
  * - every location says its precision and radius.
  *
  * Answers are frozen and shared like the records they come from, so a lookup allocates none; network
- * and location answers carry their JSON (made once with them, lib/record-json.ts),
+ * answers and the shared location answers carry their JSON (made once with them, lib/record-json.ts),
  * which the HTTP answer copies. The loaded dataset's records already are answers (answeredLocation,
  * networkRecord, made once per record), so most lookups return them as they are; a variant is made,
  * once per record and kept as long as it lives, only where the address says more than its record
@@ -139,7 +139,7 @@ export class HonestLocations {
     if (country === '') return NO_LOCATION;
     let answered = this.countries.get(country);
     if (!answered) {
-      answered = countryLocation(country);
+      answered = countryLocation(country, true);
       this.countries.set(country, answered);
     }
     return answered;
@@ -150,8 +150,8 @@ export class HonestLocations {
  * The country alone: region, city, coordinates, geohash and time zone would describe a point the
  * data does not have (a country can span several zones).
  */
-function countryLocation(country: string): AnsweredLocation {
-  return country === '' ? NO_LOCATION : located(country, '', '', '', null, null, '', 'country', null);
+function countryLocation(country: string, carryJson = false): AnsweredLocation {
+  return country === '' ? NO_LOCATION : located(country, '', '', '', null, null, '', 'country', null, carryJson);
 }
 
 /**
@@ -186,15 +186,13 @@ function located(
   geo_hash: string,
   precision: LocationPrecision,
   accuracy_radius_km: number | null,
+  carryJson = false,
 ): AnsweredLocation {
   const answer = { country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km };
-  // Every answer carries its JSON (lib/record-json.ts), which the HTTP answer copies, the dataset's
-  // own 565,000 places too (made on first use, as the records are). It about doubles what a place
-  // costs in memory (some 190 bytes of JSON on about as many of record): up to 108 MB more once every
-  // place has been answered, nothing at start. Left to the HTTP serializer's bounded cache instead,
-  // a fresh address cost a third more of umbra's own CPU (the request-cost bench: about 14 µs
-  // against 10.5, random routed IPv4), the misses and the cache's upkeep both.
-  return freezeWithJson(answer);
+  // The shared answers (no place, one per country) carry their JSON (lib/record-json.ts), which the HTTP
+  // answer copies. The dataset's own 565,000 leave it out (the HTTP serializer's bounded cache keeps
+  // the JSON of those in use): JSON and a property store on every one would add half their memory.
+  return carryJson ? freezeWithJson(answer) : Object.freeze(answer);
 }
 
 /** Every flagged network record is made here (the loaded dataset's too), so all have one hidden class (see located). */
