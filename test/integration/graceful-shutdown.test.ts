@@ -47,7 +47,7 @@ describe('umbra serve shutdown (real process)', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'umbra-shutdown-'));
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));
     symlinkSync(await ensureRealDataset(), join(dataDir, 'ip-dataset.bin'));
-    const server = spawn(process.execPath, [BIN, 'serve', '--demo', '--http-port', '0', '--data-dir', dataDir], {
+    const server = spawn(process.execPath, [BIN, 'serve', '--demo', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, UMBRA_LOG_LEVEL: 'warn', UMBRA_SIMULATOR_RATE: '0', UMBRA_EXPORT_JOBS: 'off', UMBRA_SHUTDOWN_GRACE_S: '20' },
     });
