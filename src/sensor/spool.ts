@@ -375,8 +375,11 @@ export class Spool {
   /** fdatasyncs until every written group is durable; each call covers all groups written before it. */
   private async syncLoop(): Promise<void> {
     while (this.unsynced.length > 0) {
-      const gap = this.lastSyncAt + SYNC_GAP_MS - performance.now();
-      if (gap > 0 && this.unsyncedBytes < MAX_UNSYNCED / 2) await new Promise((r) => setTimeout(r, gap));
+      // In a loop: a timer may fire up to a millisecond early (the event loop's clock is whole milliseconds).
+      for (let gap = this.lastSyncAt + SYNC_GAP_MS - performance.now(); gap > 0 && this.unsyncedBytes < MAX_UNSYNCED / 2; ) {
+        await new Promise((r) => setTimeout(r, Math.ceil(gap)));
+        gap = this.lastSyncAt + SYNC_GAP_MS - performance.now();
+      }
       this.lastSyncAt = performance.now();
       this.syncs++;
       const groups = this.unsynced.splice(0);
