@@ -27,9 +27,11 @@ if (client.status !== 0) process.exit(client.status ?? 1);
 // A test that hangs fails after 5 minutes, named, instead of holding the run until CI's own limit;
 // --test-force-exit ends a file whose tests are done while a handle (a socket, a timer) stays open.
 // TAP on every Node: 20 writes it by default when not on a terminal, 24 writes the spec format.
+// Each file's process writes its reports synchronously (scripts/test-child-stdout.mjs): a forced exit
+// must not drop reports still on their way to the runner.
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=tap', '--test-concurrency=2', '--test-timeout=300000', '--test-force-exit', ...files],
+  ['--import', './scripts/test-child-stdout.mjs', '--import', 'tsx', '--test', '--test-reporter=tap', '--test-concurrency=2', '--test-timeout=300000', '--test-force-exit', ...files],
   { stdio: 'inherit' },
 );
 process.exit(r.status ?? 1);
