@@ -31,7 +31,18 @@ if (client.status !== 0) process.exit(client.status ?? 1);
 // must not drop reports still on their way to the runner.
 const r = spawnSync(
   process.execPath,
-  ['--import', './scripts/test-child-stdout.mjs', '--import', 'tsx', '--test', '--test-reporter=tap', '--test-concurrency=2', '--test-timeout=300000', '--test-force-exit', ...files],
+  [
+    '--import',
+    './scripts/test-child-stdout.mjs',
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=tap',
+    '--test-concurrency=2',
+    '--test-timeout=300000',
+    '--test-force-exit',
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(r.status ?? 1);
