@@ -50,7 +50,8 @@ describe('One server per data dir', () => {
     // `umbra ingest` finds the running server from the data dir (its port is not the default one).
     const stream = await openStream(first.port, '/api/v4/feeds/proxies/stream', key);
     const file = join(dataDir, 'proxies.ndjson');
-    writeFileSync(file, `${JSON.stringify({ ...sampleRecords(Date.now()).proxies, provider: 'OWNER_TEST' })}\n`);
+    const sentAt = Date.now();
+    writeFileSync(file, `${JSON.stringify({ ...sampleRecords(sentAt).proxies, provider: 'OWNER_TEST' })}\n`);
     const sent = umbraCli(dataDir, ['ingest', 'proxies', file, '--idempotency-key', 'owner-test-1']);
     assert.equal(sent.code, 0, sent.stderr);
     assert.match(sent.stderr, new RegExp(`sending to ${first.origin}`));
@@ -70,7 +71,8 @@ describe('One server per data dir', () => {
     assert.equal(status.json.server.url, first.origin);
 
     // Export jobs run in the server that owns the data dir, never in a second process beside it.
-    const hourAgo = Date.now() - 3_600_000;
+    // An hour before the first record, not before now: across an hour boundary both would fall in one hour.
+    const hourAgo = sentAt - 3_600_000;
     const late = join(dataDir, 'late.ndjson');
     writeFileSync(late, `${JSON.stringify({ ...sampleRecords(hourAgo).proxies, provider: 'OWNER_HOURLY' })}\n`);
     assert.equal(umbraCli(dataDir, ['ingest', 'proxies', late]).code, 0);
