@@ -1,7 +1,90 @@
 import type { TObject, TSchema } from 'typebox';
-import { recordJson } from '../lib/record-json.ts';
+import { RECORD_JSON } from '../lib/record-json.ts';
 
 export type Serialize = (data: unknown) => string;
+/** Writes the JSON of `data` at the end of `w`. */
+export type WriteJson = (w: JsonWriter, data: unknown) => void;
+
+/**
+ * UTF-8 JSON written into one Buffer that grows as needed. Answers are assembled here as bytes: the
+ * records' JSON is copied as the bytes they carry, so no answer is built as a string and encoded again
+ * on its way to the socket. Each answer gets its own writer (its bytes are handed to the socket).
+ */
+export class JsonWriter {
+  buf: Buffer;
+  at = 0;
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+  room(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
+    this.buf.copy(bigger, 0, 0, this.at);
+    this.buf = bigger;
+  }
+  bytes(b: Uint8Array): void {
+    this.room(b.length);
+    this.buf.set(b, this.at);
+    this.at += b.length;
+  }
+  /** A few bytes (a member's name): copied one by one, cheaper than a call to set for so few. */
+  short(b: Uint8Array): void {
+    const n = b.length;
+    this.room(n);
+    const buf = this.buf;
+    let at = this.at;
+    for (let i = 0; i < n; i++) buf[at++] = b[i]!;
+    this.at = at;
+  }
+  text(s: string): void {
+    // UTF-8 needs at most 3 bytes per UTF-16 unit (a surrogate pair: 4 bytes for 2 units).
+    this.room(s.length * 3);
+    this.at += this.buf.write(s, this.at, 'utf8');
+  }
+  /**
+   * `s` as a JSON string when it is printable ASCII with no quote or backslash (an IP address): the
+   * JSON is then the characters themselves between quotes. False, with nothing written, otherwise.
+   */
+  plainString(s: string): boolean {
+    const n = s.length;
+    this.room(n + 2);
+    const b = this.buf;
+    let at = this.at;
+    b[at++] = 0x22;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+      b[at++] = c;
+    }
+    b[at++] = 0x22;
+    this.at = at;
+    return true;
+  }
+  done(): Buffer {
+    return this.buf.subarray(0, this.at);
+  }
+}
+
+/** A bounded cache that keeps what was used in the last two fills of `capacity` entries. */
+class TwoGenerations<K extends object, V> {
+  private young = new Map<K, V>();
+  private old = new Map<K, V>();
+  constructor(private readonly capacity: number) {}
+  get(k: K): V | undefined {
+    const v = this.young.get(k);
+    if (v !== undefined) return v;
+    const o = this.old.get(k);
+    if (o !== undefined) this.set(k, o);
+    return o;
+  }
+  set(k: K, v: V): void {
+    if (this.young.size >= this.capacity) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(k, v);
+  }
+}
 
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
 
@@ -14,113 +97,161 @@ function isFlatObject(schema: TSchema): boolean {
   );
 }
 
+/** A plain string schema (no format, no transform): its serializer writes printable ASCII between quotes as it is. */
+const isPlainString = (schema: TSchema): boolean => {
+  const s = schema as { type?: unknown; format?: unknown; const?: unknown; enum?: unknown };
+  return s.type === 'string' && s.format === undefined && s.const === undefined && s.enum === undefined;
+};
+
 /**
- * A serializer for one object schema that writes the very bytes of the schema's own serializer
- * (`whole`), but keeps the JSON of each frozen member whose schema is a flat object (scalars only) and
- * writes it again as is when the same object comes back. An IP lookup's answer is mostly two such
- * members, the dataset's network and location records, which are frozen, deduplicated and shared by
- * every address of their range: writing them anew was about a tenth of a lookup's CPU time.
+ * A writer for one object schema that writes the very bytes of the schema's own serializer
+ * (`whole`), but keeps the JSON bytes of each frozen member whose schema is a flat object (scalars
+ * only) and copies them again when the same object comes back. An IP lookup's answer is mostly two
+ * such members, the dataset's network and location records, which are frozen, deduplicated and
+ * shared by every address of their range.
  *
  * A member that carries its own JSON (freezeWithJson, lib/record-json.ts: the dataset's network
  * records and their honest variants, the shared location answers and the prior-only intelligence,
- * each made once with its JSON) is written as it carries it, with no cache to consult or fill. The
- * tests check that text against `compile(memberSchema)` for every network record of the real dataset.
+ * each made once with its JSON) is copied as it carries it, with no cache to consult or fill. The
+ * tests check those bytes against `compile(memberSchema)` for every network record of the real dataset.
  *
  * Members are written in the schema's order, each by `compile(memberSchema)` (the compiler of the
  * route's own serializer), joined as that serializer joins them; an absent optional member is left
- * out. Anything out of the ordinary (not an object, a required member missing, an object member that is
+ * out; a plain string member that needs no escaping (the address) is written as its characters.
+ * Anything out of the ordinary (not an object, a required member missing, an object member that is
  * not an object) goes to `whole`, which then writes it or throws as it always did. A frozen object
- * with scalar members cannot change, so its kept JSON is always current. Each member's cache holds at
- * most `capacity` strings and is emptied when full; it holds the records strongly until then.
+ * with scalar members cannot change, so its kept JSON is always current. Each member's cache keeps
+ * what was used in its last two fills of `capacity` entries, holding those records strongly.
+ */
+export function frozenPartsWriter(schema: TObject, compile: (member: TSchema) => Serialize, whole: Serialize, capacity = 32_768): WriteJson {
+  const required = new Set(schema.required ?? []);
+  const members = Object.entries(schema.properties).map(([name, member]) => ({
+    name,
+    /** `{"name":` for the first member written, `,"name":` for the others. */
+    first: Buffer.from(`{${JSON.stringify(name)}:`),
+    next: Buffer.from(`,${JSON.stringify(name)}:`),
+    required: required.has(name),
+    object: (member as { type?: unknown }).type === 'object',
+    plain: isPlainString(member),
+    serialize: compile(member),
+    cache: isFlatObject(member) ? new TwoGenerations<object, Buffer>(capacity) : undefined,
+  }));
+  // The writer is generated with one block of code per member, as the schema's own serializer is:
+  // each member's reads (its value, the JSON its record carries) then see one kind of object, where
+  // a loop over the members would make every read see every member's records and fall back to a
+  // slower lookup by name. The generated code names members by index only; names enter as JSON strings.
+  const fail = (w: JsonWriter, start: number, data: unknown): void => {
+    w.at = start;
+    w.text(whole(data));
+  };
+  const blocks = members.map((m, i) => {
+    const head = `w.short(first ? m[${i}].first : m[${i}].next); first = false;`;
+    const absent = m.required ? 'return fail(w, start, data);' : '';
+    let body: string;
+    if (m.object)
+      body = `if (typeof v !== 'object' || v === null) return fail(w, start, data);
+        ${head}
+        const c = v[KEY];
+        if (c !== undefined) w.bytes(c);
+        else ${
+          m.cache
+            ? // Only frozen records enter the cache (and stay frozen), so a record found there needs no check.
+              `{
+          let k = m[${i}].cache.get(v);
+          if (k === undefined && Object.isFrozen(v)) m[${i}].cache.set(v, (k = Buffer.from(m[${i}].serialize(v), 'utf8')));
+          if (k !== undefined) w.bytes(k);
+          else w.text(m[${i}].serialize(v));
+        }`
+            : `w.text(m[${i}].serialize(v));`
+        }`;
+    else if (m.plain) body = `${head} if (typeof v !== 'string' || !w.plainString(v)) w.text(m[${i}].serialize(v));`;
+    else body = `${head} w.text(m[${i}].serialize(v));`;
+    return `{ const v = data[${JSON.stringify(m.name)}]; if (v === undefined) { ${absent} } else { ${body} } }`;
+  });
+  const source = `return (w, data) => {
+    if (typeof data !== 'object' || data === null) return fail(w, w.at, data);
+    const start = w.at;
+    let first = true;
+    ${blocks.join('\n    ')}
+    if (first) return w.text('{}');
+    w.room(1);
+    w.buf[w.at++] = 0x7d;
+  };`;
+  return new Function('m', 'KEY', 'fail', 'Buffer', source)(members, RECORD_JSON, fail, Buffer) as WriteJson;
+}
+
+/**
+ * frozenPartsWriter's bytes for one answer, written into a buffer the serializer reuses: the Buffer
+ * returned is valid until its next call, so a caller copies it (into the answer it writes, as the
+ * raw HTTP/1.1 reader does) or hands a copy on. A Buffer of its own per answer cost more than the
+ * answer: node carves small Buffers out of 8 KiB slabs, and a new slab every few answers is a new
+ * ArrayBuffer for the garbage collector to track.
  */
 export function frozenPartsSerializer(
   schema: TObject,
   compile: (member: TSchema) => Serialize,
   whole: Serialize,
-  capacity = 65_536,
-): Serialize {
-  const required = new Set(schema.required ?? []);
-  const members = Object.entries(schema.properties).map(([name, member]) => ({
-    name,
-    /** `"name":` */
-    prefix: `${JSON.stringify(name)}:`,
-    required: required.has(name),
-    object: (member as { type?: unknown }).type === 'object',
-    serialize: compile(member),
-    cache: isFlatObject(member) ? new Map<object, string>() : undefined,
-  }));
-  const count = members.length;
-
+  capacity?: number,
+): (data: unknown) => Buffer {
+  const write = frozenPartsWriter(schema, compile, whole, capacity);
+  const w = new JsonWriter(4096);
   return (data) => {
-    if (typeof data !== 'object' || data === null) return whole(data);
-    const record = data as Record<string, unknown>;
-    let json = '{';
-    let first = true;
-    for (let i = 0; i < count; i++) {
-      const m = members[i]!;
-      const value = record[m.name];
-      if (value === undefined) {
-        if (m.required) return whole(data);
-        continue;
-      }
-      if (m.object && (typeof value !== 'object' || value === null)) return whole(data);
-      // A record made with its JSON (lib/record-json.ts): nothing to write, nothing to look up.
-      let part = m.object ? recordJson(value as object) : undefined;
-      if (part === undefined) {
-        const cache = m.cache;
-        if (cache === undefined || !Object.isFrozen(value)) part = m.serialize(value);
-        else {
-          part = cache.get(value as object);
-          if (part === undefined) {
-            part = m.serialize(value);
-            // Made flat now (a serializer's output is a tree of concatenations), or every answer that
-            // includes it would copy the tree's pieces again when node writes it.
-            part.charCodeAt(0);
-            if (cache.size >= capacity) cache.clear();
-            cache.set(value as object, part);
-          }
-        }
-      }
-      json += first ? m.prefix + part : `,${m.prefix}${part}`;
-      first = false;
-    }
-    return `${json}}`;
+    w.at = 0;
+    write(w, data);
+    return w.done();
   };
 }
 
 /**
- * A serializer for `{ results: T[], invalid: string[] }` (the batch lookup's answer) that writes the
- * very bytes of the schema's own serializer (`whole`): each result by `item` (a frozenPartsSerializer
- * of the result schema, so the records' JSON is copied, not written again), joined as that serializer
- * joins array items, `invalid` as JSON.stringify writes an array of strings (as that serializer does).
- *
- * The answer is written as UTF-8 straight into one Buffer, result by result. Joined into one string
- * (about 480 KB for 1,000 addresses), a single city or ISP name outside Latin-1 made the whole text
- * two-byte, and node then encoded it again on its way to the socket: the join and that encoding
- * were about half of a batch's CPU time. Anything else goes to `whole`.
+ * Small Buffers carved out of 64 KiB slabs: a slab is a single ArrayBuffer for many answers (node's
+ * own pool slabs are 8 KiB, a few answers each). A slab lives as long as any answer carved from it.
  */
-export function batchSerializer(item: Serialize, whole: Serialize): (data: unknown) => string | Buffer {
+export class Slab {
+  private buf = Buffer.allocUnsafeSlow(0);
+  private at = 0;
+  constructor(private readonly size = 65_536) {}
+  take(n: number): Buffer {
+    if (n > this.size >>> 2) return Buffer.allocUnsafe(n);
+    if (this.at + n > this.buf.length) {
+      this.buf = Buffer.allocUnsafeSlow(this.size);
+      this.at = 0;
+    }
+    const b = this.buf.subarray(this.at, this.at + n);
+    // Next answer 8-byte aligned, as node's pool aligns.
+    this.at = (this.at + n + 7) & ~7;
+    return b;
+  }
+}
+
+/**
+ * A serializer for `{ results: T[], invalid: string[] }` (the batch lookup's answer) that writes the
+ * very bytes of the schema's own serializer (`whole`): each result by `item` (a frozenPartsWriter of
+ * the result schema, so the records' JSON bytes are copied, not written again), joined as that
+ * serializer joins array items, `invalid` as JSON.stringify writes an array of strings (as that
+ * serializer does). Anything else goes to `whole`.
+ *
+ * The answer is assembled as UTF-8 bytes in one Buffer, result by result, with no text per result:
+ * written as text (about 480 KB for 1,000 addresses), a single city or ISP name outside Latin-1 made
+ * it two-byte and node encoded it all again on the way to the socket; written result by result as
+ * text, building and encoding each result's text was most of a batch's CPU time.
+ */
+export function batchSerializer(item: WriteJson, whole: Serialize): (data: unknown) => string | Buffer {
+  const OPEN = Buffer.from('{"results":[');
+  const COMMA = 0x2c;
   return (data) => {
     if (typeof data !== 'object' || data === null) return whole(data);
     const { results, invalid } = data as { results?: unknown; invalid?: unknown };
     if (!Array.isArray(results) || !Array.isArray(invalid) || !invalid.every((s) => typeof s === 'string')) return whole(data);
-    let out = Buffer.allocUnsafe(results.length * 640 + 256);
-    let at = out.write('{"results":[', 0, 'latin1');
-    const put = (text: string) => {
-      // UTF-8 needs at most 3 bytes per UTF-16 unit (a surrogate pair: 4 bytes for 2 units).
-      const most = text.length * 3;
-      if (at + most > out.length) {
-        const bigger = Buffer.allocUnsafe(Math.max(out.length * 2, at + most));
-        out.copy(bigger, 0, 0, at);
-        out = bigger;
-      }
-      at += out.write(text, at, 'utf8');
-    };
+    const w = new JsonWriter(results.length * 560 + 256);
+    w.bytes(OPEN);
     for (let i = 0; i < results.length; i++) {
-      if (i > 0) put(',');
-      put(item(results[i]));
+      if (i > 0) {
+        w.room(1);
+        w.buf[w.at++] = COMMA;
+      }
+      item(w, results[i]);
     }
-    put(`],"invalid":${JSON.stringify(invalid)}}`);
-    return out.subarray(0, at);
+    w.text(`],"invalid":${JSON.stringify(invalid)}}`);
+    return w.done();
   };
 }

@@ -4,7 +4,7 @@ import { OPERATIONS } from '../../operations.ts';
 import type { Services } from '../../services.ts';
 import { callerOf } from '../hooks/operation-guard.ts';
 import type { Metrics } from '../../metrics.ts';
-import { batchSerializer, frozenPartsSerializer, type Serialize } from '../frozen-parts-json.ts';
+import { batchSerializer, frozenPartsWriter, type Serialize } from '../frozen-parts-json.ts';
 import { sendBilled, type RouteSpec } from '../route-spec.ts';
 import { BatchResult, errorResponses, IpResult } from '../schemas.ts';
 
@@ -34,7 +34,7 @@ export const lookupIps = (s: Services, metrics: Metrics): RouteSpec => {
       if (!compiler) throw new Error('batch lookups: fastify has no serializer compiler yet (call ready() on ready)');
       const url = `${OPERATIONS.lookupIps.path}`;
       const compile = (schema: TSchema) => compiler({ schema, method: 'POST', url, httpStatus: '200' }) as Serialize;
-      ok = batchSerializer(frozenPartsSerializer(IpResult, compile, compile(Type.Ref('IpResult'))), compile(BatchResult));
+      ok = batchSerializer(frozenPartsWriter(IpResult, compile, compile(Type.Ref('IpResult'))), compile(BatchResult));
     },
   };
 };
