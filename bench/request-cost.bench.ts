@@ -45,7 +45,8 @@ class SocketStandIn extends EventEmitter {
     if (typeof chunk === 'string') {
       this.bytes += Buffer.byteLength(chunk);
       // Pipelined answers may come in one write: count every status line.
-      for (let at = chunk.indexOf(STATUS_LINE); at !== -1; at = chunk.indexOf(STATUS_LINE, at + 9)) this.count(chunk.slice(at + 9, at + 12));
+      for (let at = chunk.indexOf(STATUS_LINE); at !== -1; at = chunk.indexOf(STATUS_LINE, at + 9))
+        this.count(chunk.slice(at + 9, at + 12));
     } else {
       this.bytes += chunk.length;
       for (let at = chunk.indexOf(STATUS_LINE_BYTES); at !== -1; at = chunk.indexOf(STATUS_LINE_BYTES, at + 9))

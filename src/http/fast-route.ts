@@ -306,7 +306,14 @@ export class FastRoute {
    * the answer's own, content type and length. Values are made strings here once: node would convert
    * a number twice (to validate it, then to write it). `answer`: a refused header becomes a 500 problem.
    */
-  private end(x: Exchange, status: number, own: Record<string, string | number>, type: string, payload: string | Buffer, answer: boolean): void {
+  private end(
+    x: Exchange,
+    status: number,
+    own: Record<string, string | number>,
+    type: string,
+    payload: string | Buffer,
+    answer: boolean,
+  ): void {
     const rate = x.rate;
     // Name, value, name, value: node reads a flat array with a plain loop (an object costs a for-in
     // and an own-property check per header). The answer's own headers never repeat these names.

@@ -123,7 +123,12 @@ const isPlainString = (schema: TSchema): boolean => {
  * with scalar members cannot change, so its kept JSON is always current. Each member's cache keeps
  * what was used in its last two fills of `capacity` entries, holding those records strongly.
  */
-export function frozenPartsWriter(schema: TObject, compile: (member: TSchema) => Serialize, whole: Serialize, capacity = 32_768): WriteJson {
+export function frozenPartsWriter(
+  schema: TObject,
+  compile: (member: TSchema) => Serialize,
+  whole: Serialize,
+  capacity = 32_768,
+): WriteJson {
   const required = new Set(schema.required ?? []);
   const members = Object.entries(schema.properties).map(([name, member]) => ({
     name,
