@@ -104,7 +104,29 @@ describe('parseIp', () => {
       if (formatV6(w) !== want) assert.equal(formatV6(w), want);
       // Canonical text parses back to itself (IPv4-mapped addresses become IPv4 text instead).
       const mapped = w[0] === 0 && w[1] === 0 && w[2] === 0xffff;
-      if (!mapped && parseIp(want)?.text !== want) assert.equal(parseIp(want)?.text, want);
+      if (mapped) continue;
+      if (parseIp(want)?.text !== want) assert.equal(parseIp(want)?.text, want);
+      // Every other way of writing the address gives the canonical text too (parseIp keeps the input
+      // as the text only when it is written canonically): every group written, with leading zeros,
+      // upper-case, '::' at every other zero run, a dotted tail.
+      const g = Array.from({ length: 8 }, (_, k) => (k & 1 ? w[k >> 1]! & 0xffff : w[k >> 1]! >>> 16));
+      const variants = [
+        g.map((x) => x.toString(16)).join(':'),
+        g.map((x) => x.toString(16).padStart(4, '0')).join(':'),
+        want.toUpperCase(),
+        `${g
+          .slice(0, 6)
+          .map((x) => x.toString(16))
+          .join(':')}:${g[6]! >>> 8}.${g[6]! & 255}.${g[7]! >>> 8}.${g[7]! & 255}`,
+      ];
+      for (let k = 0; k < 8; k++) {
+        if (g[k] !== 0) continue;
+        for (let e = k + 1; e <= 8 && g[e - 1] === 0; e++) {
+          const hex = (xs: number[]) => xs.map((x) => x.toString(16)).join(':');
+          variants.push(`${hex(g.slice(0, k))}::${hex(g.slice(e))}`);
+        }
+      }
+      for (const v of variants) if (parseIp(v)?.text !== want) assert.equal(parseIp(v)?.text, want, `${v} written otherwise`);
     }
   });
 });

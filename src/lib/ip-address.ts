@@ -42,12 +42,23 @@ function hexVal(c: number): number {
   return -1;
 }
 
-/** Parses IPv6 text into 8 groups; returns false when invalid. */
+/**
+ * Whether the text parseV6Groups last accepted is written as RFC 5952 writes its address (formatV6):
+ * lower-case hex, no leading zeros, no dotted tail, and '::' exactly where the longest run of two or
+ * more zero groups is (the first on a tie), or nowhere when there is none. Most addresses arrive
+ * written so, and the text itself is then the canonical text: formatting it again cost most of an
+ * IPv6 parse (about 0.8 of 0.94 µs on the batch bench's addresses).
+ */
+let v6Canonical = false;
+
+/** Parses IPv6 text into 8 groups; returns false when invalid. Sets v6Canonical. */
 function parseV6Groups(s: string, groups: Uint16Array): boolean {
   const len = s.length;
   let i = 0;
   let g = 0;
   let gap = -1; // index in groups where '::' stands
+  let plain = true; // lower-case hex, no leading zero, no dotted tail so far
+  v6Canonical = false;
   if (len < 2) return false;
   if (s.charCodeAt(0) === 58) {
     if (s.charCodeAt(1) !== 58) return false;
@@ -55,6 +66,7 @@ function parseV6Groups(s: string, groups: Uint16Array): boolean {
     i = 2;
     if (i === len) {
       groups.fill(0);
+      v6Canonical = true;
       return true;
     }
   }
@@ -68,6 +80,7 @@ function parseV6Groups(s: string, groups: Uint16Array): boolean {
       j++;
     }
     if (sawDot) {
+      plain = false;
       if (j !== len || g > 6) return false;
       const v4 = parseV4(s, i, len);
       if (v4 < 0) return false;
@@ -78,10 +91,13 @@ function parseV6Groups(s: string, groups: Uint16Array): boolean {
     }
     const n = j - i;
     if (n === 0 || n > 4) return false;
+    if (n > 1 && s.charCodeAt(i) === 48) plain = false;
     let v = 0;
     for (let k = i; k < j; k++) {
-      const h = hexVal(s.charCodeAt(k));
+      const c = s.charCodeAt(k);
+      const h = hexVal(c);
       if (h < 0) return false;
+      if (c >= 65 && c <= 70) plain = false;
       v = v * 16 + h;
     }
     groups[g++] = v;
@@ -97,11 +113,33 @@ function parseV6Groups(s: string, groups: Uint16Array): boolean {
       if (i === len) break;
     }
   }
-  if (gap < 0) return g === 8;
-  if (g === 8) return false; // '::' must stand for at least one group
-  const tail = g - gap;
-  for (let k = 0; k < tail; k++) groups[7 - k] = groups[g - 1 - k]!;
-  for (let k = gap; k < 8 - tail; k++) groups[k] = 0;
+  if (gap < 0) {
+    if (g !== 8) return false;
+  } else {
+    if (g === 8) return false; // '::' must stand for at least one group
+    const tail = g - gap;
+    for (let k = 0; k < tail; k++) groups[7 - k] = groups[g - 1 - k]!;
+    for (let k = gap; k < 8 - tail; k++) groups[k] = 0;
+  }
+  if (plain) {
+    // Where formatV6 puts '::': the first longest run of at least two zero groups.
+    let bestStart = -1;
+    let bestLen = 1;
+    for (let k = 0; k < 8; ) {
+      if (groups[k] !== 0) {
+        k++;
+        continue;
+      }
+      let e = k + 1;
+      while (e < 8 && groups[e] === 0) e++;
+      if (e - k > bestLen) {
+        bestStart = k;
+        bestLen = e - k;
+      }
+      k = e;
+    }
+    v6Canonical = gap < 0 ? bestStart === -1 : gap === bestStart && 8 - g === bestLen;
+  }
   return true;
 }
 
@@ -165,7 +203,8 @@ export function parseIp(input: string): ParsedIp | undefined {
   if (typeof input !== 'string' || input.length === 0 || input.length > MAX_LEN) return undefined;
   if (input.indexOf(':') < 0) {
     const v4 = parseV4(input, 0, input.length);
-    return v4 < 0 ? undefined : { version: 4, v4, text: formatV4(v4) };
+    // parseV4 takes only dotted decimal without leading zeros: the input is its own canonical text.
+    return v4 < 0 ? undefined : { version: 4, v4, text: input };
   }
   if (!parseV6Groups(input, scratch)) return undefined;
   const words = new Uint32Array(4);
@@ -175,7 +214,7 @@ export function parseIp(input: string): ParsedIp | undefined {
     const v4 = words[3]!;
     return { version: 4, v4, text: formatV4(v4) };
   }
-  return { version: 6, v6: words, text: formatV6(words) };
+  return { version: 6, v6: words, text: v6Canonical ? input : formatV6(words) };
 }
 
 /** How an IPv6 address carries an IPv4 address: RFC 3056 (6to4), RFC 4380 (Teredo), RFC 6052 (NAT64 well-known prefix). */
