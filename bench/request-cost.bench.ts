@@ -25,9 +25,6 @@ const ROUNDS = Number(process.env.UMBRA_BENCH_ROUNDS ?? 3);
 const PER_ROUND = 100_000;
 const WARM_UP = 200_000;
 
-const STATUS_LINE = 'HTTP/1.1 ';
-const STATUS_LINE_BYTES = Buffer.from(STATUS_LINE);
-
 /** What the raw reader uses of a socket; answers are counted by their status lines and dropped. */
 class SocketStandIn extends EventEmitter {
   destroyed = false;
@@ -41,22 +38,15 @@ class SocketStandIn extends EventEmitter {
     return this;
   }
   write(chunk: string | Buffer): boolean {
-    // Read as it comes (text or bytes), so neither kind of answer pays for a conversion here.
-    if (typeof chunk === 'string') {
-      this.bytes += Buffer.byteLength(chunk);
-      // Pipelined answers may come in one write: count every status line.
-      for (let at = chunk.indexOf(STATUS_LINE); at !== -1; at = chunk.indexOf(STATUS_LINE, at + 9))
-        this.count(chunk.slice(at + 9, at + 12));
-    } else {
-      this.bytes += chunk.length;
-      for (let at = chunk.indexOf(STATUS_LINE_BYTES); at !== -1; at = chunk.indexOf(STATUS_LINE_BYTES, at + 9))
-        this.count(String.fromCharCode(chunk[at + 9]!, chunk[at + 10]!, chunk[at + 11]!));
+    const text = typeof chunk === 'string' ? chunk : chunk.toString('latin1');
+    this.bytes += text.length;
+    // Pipelined answers may come in one write: count every status line.
+    for (let at = text.indexOf('HTTP/1.1 '); at !== -1; at = text.indexOf('HTTP/1.1 ', at + 9)) {
+      this.answers++;
+      const status = text.slice(at + 9, at + 12);
+      this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
     }
     return true;
-  }
-  private count(status: string): void {
-    this.answers++;
-    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
   }
   end(): this {
     return this;

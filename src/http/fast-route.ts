@@ -6,9 +6,6 @@ import { requestIdFrom } from '../lib/request-id.ts';
 import type { RateDecision } from '../modules/ratelimit/rate-limiter.ts';
 import type { Admission, Admit } from '../operation-guard.ts';
 import { frozenPartsSerializer, type Serialize } from './frozen-parts-json.ts';
-
-/** A response serializer: the route's own (text), or the 200 answer's frozenPartsSerializer (bytes). */
-type AnswerSerialize = (data: unknown) => string | Buffer;
 import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
 import { RawHttp1, type RawHead } from './raw-http1.ts';
 import type { RecordResponse } from './response-log.ts';
@@ -20,7 +17,7 @@ interface Compiled {
   params: Validate;
   query: Validate;
   /** Response serializers by status, compiled from the route's response schemas. */
-  serializers: Map<number, AnswerSerialize>;
+  serializers: Map<number, Serialize>;
 }
 
 interface Matched {
@@ -34,7 +31,7 @@ const PLAIN_SEGMENT = /^[0-9A-Za-z.:]{1,64}$/;
 /** Where an answer goes: node's ServerResponse, or a connection the raw HTTP/1.1 reader holds. */
 interface Sink {
   /** Writes the answer; returns the error and writes nothing when a header value is refused. */
-  write(status: number, headers: string[], payload: string | Buffer): Error | undefined;
+  write(status: number, headers: string[], payload: string): Error | undefined;
   /** Whether a refused answer can still be replaced by a 500 problem. */
   canRetry(): boolean;
   abort(e: Error): void;
@@ -42,14 +39,13 @@ interface Sink {
 
 class NodeSink implements Sink {
   constructor(private readonly res: ServerResponse) {}
-  write(status: number, headers: string[], payload: string | Buffer): Error | undefined {
+  write(status: number, headers: string[], payload: string): Error | undefined {
     try {
       this.res.writeHead(status, headers);
     } catch (e) {
       return e as Error;
     }
-    // A Buffer answer is the serializer's own until its next call (frozenPartsSerializer): node may hold what it is given.
-    this.res.end(typeof payload === 'string' ? payload : Buffer.from(payload));
+    this.res.end(payload);
     return undefined;
   }
   canRetry(): boolean {
@@ -64,8 +60,8 @@ class NodeSink implements Sink {
 const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
 class RawSink implements Sink {
-  constructor(private readonly reply: (status: number, headers: string[], body: string | Buffer) => void) {}
-  write(status: number, headers: string[], payload: string | Buffer): Error | undefined {
+  constructor(private readonly reply: (status: number, headers: string[], body: string) => void) {}
+  write(status: number, headers: string[], payload: string): Error | undefined {
     // The checks ServerResponse.writeHead makes of values; names here are the code's own.
     for (let i = 1; i < headers.length; i += 2) {
       if (INVALID_HEADER_CHAR.test(headers[i]!)) {
@@ -154,12 +150,11 @@ export class FastRoute {
     };
     const validate = (schema: unknown, httpPart: string): Validate =>
       schema === undefined ? undefined : (validator({ schema, method: 'GET', url, httpPart }) as Validate);
-    const serializers = new Map<number, AnswerSerialize>();
+    const serializers = new Map<number, Serialize>();
     // Answers only: problems are written with JSON.stringify (fail), and their schemas are documentation.
     for (const [status, schema] of Object.entries(response ?? {}))
       if (Number(status) < 300) serializers.set(Number(status), serializer({ schema, method: 'GET', url, httpStatus: status }));
-    // The route's own serializer, which writes text.
-    const whole = serializers.get(200) as Serialize | undefined;
+    const whole = serializers.get(200);
     if (this.spec.okBody !== undefined && whole !== undefined) {
       serializers.set(
         200,
@@ -207,7 +202,7 @@ export class FastRoute {
    * exactly this path with one plain segment and no query. The same checks, admission, answer,
    * serializer, problems and recorder; false hands the request to node's server and so to serve().
    */
-  serveRaw(head: RawHead, reply: (status: number, headers: string[], body: string | Buffer) => void): boolean {
+  serveRaw(head: RawHead, reply: (status: number, headers: string[], body: string) => void): boolean {
     if (this.compiled === undefined || this.options.closing()) return false;
     const segment = head.url.slice(this.staticPart.length);
     if (!PLAIN_SEGMENT.test(segment)) return false;
@@ -284,7 +279,7 @@ export class FastRoute {
   }
 
   private send(x: Exchange, r: OperationReply): void {
-    let payload: string | Buffer;
+    let payload: string;
     try {
       const serialize = this.compiled!.serializers.get(r.status);
       payload = serialize === undefined ? JSON.stringify(r.body) : serialize(r.body);
@@ -306,14 +301,7 @@ export class FastRoute {
    * the answer's own, content type and length. Values are made strings here once: node would convert
    * a number twice (to validate it, then to write it). `answer`: a refused header becomes a 500 problem.
    */
-  private end(
-    x: Exchange,
-    status: number,
-    own: Record<string, string | number>,
-    type: string,
-    payload: string | Buffer,
-    answer: boolean,
-  ): void {
+  private end(x: Exchange, status: number, own: Record<string, string | number>, type: string, payload: string, answer: boolean): void {
     const rate = x.rate;
     // Name, value, name, value: node reads a flat array with a plain loop (an object costs a for-in
     // and an own-property check per header). The answer's own headers never repeat these names.
@@ -331,7 +319,7 @@ export class FastRoute {
             `${rate.resetSeconds}`,
           ];
     for (const name in own) headers.push(name, `${own[name]}`);
-    headers.push('content-type', type, 'content-length', `${typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length}`);
+    headers.push('content-type', type, 'content-length', `${Buffer.byteLength(payload)}`);
     // One write: headers and body leave together (no body for HEAD).
     const refused = x.sink.write(status, headers, payload);
     if (refused !== undefined) {

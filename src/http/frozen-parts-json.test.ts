@@ -4,7 +4,7 @@ import Fastify from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { EMPTY_LOCATION, UNKNOWN_NETWORK, type LocationRecord, type NetworkRecord } from '../modules/lookup/ip-dataset.ts';
 import { NO_INTELLIGENCE, type Intelligence } from '../modules/lookup/intelligence.ts';
-import { batchSerializer, frozenPartsSerializer, frozenPartsWriter, type Serialize } from './frozen-parts-json.ts';
+import { batchSerializer, frozenPartsSerializer, frozenPartsWriter, JsonWriter, type Serialize } from './frozen-parts-json.ts';
 import { BatchResult, IpResult, Location, Network, Intelligence as IntelligenceSchema } from './schemas.ts';
 import { recordJson } from '../lib/record-json.ts';
 import { answeredLocation, HonestLocations, networkRecord, NO_LOCATION } from '../modules/lookup/honest-location.ts';
@@ -26,15 +26,6 @@ async function compilers(): Promise<{ compile: (schema: TSchema) => Serialize; w
   await app.close();
   return { compile, whole };
 }
-
-/** frozenPartsSerializer's answer as text, for comparisons with the route's serializer (bytes are compared where it matters). */
-const asText =
-  (serialize: (data: unknown) => Buffer) =>
-  (data: unknown): string => {
-    const bytes = serialize(data);
-    assert.ok(Buffer.isBuffer(bytes));
-    return bytes.toString('utf8');
-  };
 
 const network = (over: Partial<NetworkRecord> = {}): NetworkRecord =>
   Object.freeze({
@@ -115,8 +106,7 @@ const EVIDENCE = {
 describe(frozenPartsSerializer.name, () => {
   it("should write the very bytes of the route's own serializer, the first time and from its cache", async () => {
     const { compile, whole } = await compilers();
-    const bytes = frozenPartsSerializer(IpResult, compile, whole);
-    const serialize = asText(bytes);
+    const serialize = frozenPartsSerializer(IpResult, compile, whole);
     let compared = 0;
     for (const ip of ['8.8.8.8', '2001:4860:4860::8888', 'odd "text"'])
       for (const n of NETWORKS)
@@ -128,7 +118,7 @@ describe(frozenPartsSerializer.name, () => {
                   ? { ip, network: n, location: l, intelligence }
                   : { ip, network: n, location: l, intelligence, evidence };
               const expected = whole(body);
-              assert.deepEqual(bytes(body), Buffer.from(expected, 'utf8'));
+              assert.equal(serialize(body), expected);
               assert.equal(serialize(body), expected, 'again, with the records now kept');
               assert.deepEqual(JSON.parse(expected).network, n);
               compared++;
@@ -171,7 +161,7 @@ describe(frozenPartsSerializer.name, () => {
     assert.throws(() => serialize(notAnObject), /"asn" is required/);
   });
 
-  it('should write a frozen record once, an unfrozen one every time, and keep what the last two fills of its cache used', async () => {
+  it('should write a frozen record once, an unfrozen one every time, and empty a full cache', async () => {
     const { compile, whole } = await compilers();
     const calls = { network: 0, location: 0 };
     const counting = (schema: TSchema): Serialize => {
@@ -184,7 +174,7 @@ describe(frozenPartsSerializer.name, () => {
             return inner(v);
           };
     };
-    const serialize = asText(frozenPartsSerializer(IpResult, counting, whole, 1));
+    const serialize = frozenPartsSerializer(IpResult, counting, whole, 2);
     const body = (n: NetworkRecord, l: LocationRecord = EMPTY_LOCATION) => ({
       ip: '1.1.1.1',
       network: n,
@@ -196,17 +186,13 @@ describe(frozenPartsSerializer.name, () => {
     serialize(body(a));
     serialize(body(a));
     assert.deepEqual(calls, { network: 1, location: 1 });
-    // Capacity 1: b starts a new fill; a, kept from the fill before, is copied (and starts the next one).
     serialize(body(b));
     assert.equal(calls.network, 2);
-    serialize(body(a));
-    assert.equal(calls.network, 2);
-    // c starts another fill: b, used two fills ago, is written again, and then kept.
+    // Full (capacity 2): c empties the cache, so a is written again, and then kept.
     serialize(body(c));
-    serialize(body(b));
-    serialize(body(b));
+    serialize(body(a));
+    serialize(body(a));
     assert.equal(calls.network, 4);
-    assert.equal(serialize(body(b)), whole(body(b)));
 
     const open = { ...network(), isp: 'Before' };
     assert.match(serialize(body(open)), /"isp":"Before"/);
@@ -230,7 +216,7 @@ describe(frozenPartsSerializer.name, () => {
             return inner(v);
           };
     };
-    const serialize = asText(frozenPartsSerializer(IpResult, counting, whole, 1));
+    const serialize = frozenPartsSerializer(IpResult, counting, whole, 1);
     const honest = new HonestLocations();
     const bodies = [
       {
@@ -272,7 +258,7 @@ describe(frozenPartsSerializer.name, () => {
       const n = ranges.network(p);
       if (n && !nets.has(n)) {
         nets.add(n);
-        assert.equal(recordJson(n)?.toString(), net(n), `network record of pair ${p}`);
+        assert.equal(recordJson(n), net(n), `network record of pair ${p}`);
         // The honest variants of the record (a reserved block in its range, an anycast prefix).
         for (const [bogon, anycast] of [
           [true, false],
@@ -280,7 +266,7 @@ describe(frozenPartsSerializer.name, () => {
           [false, false],
         ] as const) {
           const v = honest.network(n, bogon, anycast);
-          assert.equal(recordJson(v)?.toString(), net(v));
+          assert.equal(recordJson(v), net(v));
         }
       }
       const l = ranges.location(p);
@@ -288,16 +274,92 @@ describe(frozenPartsSerializer.name, () => {
         locs.add(l);
         assert.equal(recordJson(l), undefined, `location record of pair ${p} carries no JSON`);
         const c = honest.countryOnly(l.country);
-        assert.equal(recordJson(c)?.toString(), loc(c));
+        assert.equal(recordJson(c), loc(c));
       }
     }
     assert.ok(nets.size > 50_000 && locs.size > 300_000, `${nets.size} networks, ${locs.size} locations`);
     const unrouted = honest.answerNetwork(UNKNOWN_NETWORK, parseIp('10.0.0.1')!);
-    for (const r of [unrouted, NO_LOCATION]) assert.equal(recordJson(r)?.toString(), (r === NO_LOCATION ? loc : net)(r));
+    for (const r of [unrouted, NO_LOCATION]) assert.equal(recordJson(r), (r === NO_LOCATION ? loc : net)(r));
     for (const type of [...Object.keys(NETWORK_PRIOR), 'UNKNOWN', undefined]) {
       const i = priorOnly(type);
-      assert.equal(recordJson(i)?.toString(), intel(i), `prior-only intelligence of ${type}`);
+      assert.equal(recordJson(i), intel(i), `prior-only intelligence of ${type}`);
     }
+  });
+});
+
+describe(frozenPartsWriter.name, () => {
+  /** The writer's bytes for one value, written after some bytes already in the buffer (as in a batch). */
+  const written = (write: (w: JsonWriter, data: unknown) => void, data: unknown): Buffer => {
+    const w = new JsonWriter(8);
+    w.text('[');
+    write(w, data);
+    const out = w.done();
+    assert.equal(out[0], 0x5b);
+    return out.subarray(1);
+  };
+
+  it("should write the very bytes of the route's own serializer, the first time and from its cache", async () => {
+    const { compile, whole } = await compilers();
+    const write = frozenPartsWriter(IpResult, compile, whole);
+    let compared = 0;
+    for (const ip of ['8.8.8.8', '2001:4860:4860::8888', 'odd "text"', 'Łódź \u0001'])
+      for (const n of NETWORKS)
+        for (const l of LOCATIONS)
+          for (const intelligence of INTELLIGENCE)
+            for (const evidence of [undefined, EVIDENCE]) {
+              const body =
+                evidence === undefined
+                  ? { ip, network: n, location: l, intelligence }
+                  : { ip, network: n, location: l, intelligence, evidence };
+              const expected = Buffer.from(whole(body), 'utf8');
+              assert.deepEqual(written(write, body), expected);
+              assert.deepEqual(written(write, body), expected, 'again, with the records now kept');
+              compared++;
+            }
+    assert.equal(compared, 4 * NETWORKS.length * LOCATIONS.length * INTELLIGENCE.length * 2);
+    const carried = { ip: '2002:808:808::1', network: NETWORKS[5]!, location: LOCATIONS[5]!, intelligence: NO_INTELLIGENCE };
+    const withEmbedded = { ...carried, embedded_ipv4: { ip: '8.8.8.8', via: '6to4' } };
+    assert.deepEqual(written(write, withEmbedded), Buffer.from(whole(withEmbedded)));
+    const extra = { ...carried, evidence: undefined, secret: 'x' };
+    assert.deepEqual(written(write, extra), Buffer.from(whole(extra)));
+    // What the schema's serializer refuses, it refuses too, whatever it wrote of the value before.
+    assert.throws(() => written(write, { ip: '1.1.1.1', location: location(), intelligence: NO_INTELLIGENCE }), /network/);
+    assert.throws(() => written(write, { ...carried, intelligence: 'none' }));
+  });
+
+  it('should keep what the last two fills of its cache used, and write an unfrozen record every time', async () => {
+    const { compile, whole } = await compilers();
+    let calls = 0;
+    const counting = (schema: TSchema): Serialize => {
+      const inner = compile(schema);
+      return schema === Network
+        ? (v) => {
+            calls++;
+            return inner(v);
+          }
+        : inner;
+    };
+    const write = frozenPartsWriter(IpResult, counting, whole, 1);
+    const body = (n: NetworkRecord) => ({ ip: '1.1.1.1', network: n, location: EMPTY_LOCATION, intelligence: NO_INTELLIGENCE });
+    const check = (n: NetworkRecord) => assert.deepEqual(written(write, body(n)), Buffer.from(whole(body(n))));
+    const [a, b, c] = [network({ asn: 1 }), network({ asn: 2 }), network({ asn: 3 })];
+    check(a);
+    check(a);
+    assert.equal(calls, 1);
+    // Capacity 1: b starts a new fill; a, kept from the fill before, is written from the cache.
+    check(b);
+    check(a);
+    assert.equal(calls, 2);
+    // c starts another fill: b, used two fills ago, is written again, and then kept.
+    check(c);
+    check(b);
+    check(b);
+    assert.equal(calls, 4);
+    const open = { ...network(), isp: 'Before' };
+    check(open);
+    open.isp = 'After';
+    check(open);
+    assert.equal(calls, 6);
   });
 });
 
@@ -315,7 +377,7 @@ describe(batchSerializer.name, () => {
         LOCATIONS.map((l) => ({ ip: `10.0.0.${i}`, network: n, location: l, intelligence: INTELLIGENCE[i % 2]! })),
       ),
       { ip: '8.8.8.8', ...carrying },
-      // Not an address a lookup answers, but a string the item writer must escape as the schema's serializer does.
+      // Not an address a lookup answers, but a string the writer must escape as the schema's serializer does.
       { ip: 'odd "ip" \\ é \u0007', ...carrying },
       { ip: '2002:808:808::1', ...carrying, embedded_ipv4: { ip: '8.8.8.8', via: '6to4' } },
     ];

@@ -1,14 +1,98 @@
 import type { TObject, TSchema } from 'typebox';
-import { RECORD_JSON } from '../lib/record-json.ts';
+import { RECORD_JSON, recordJson } from '../lib/record-json.ts';
 
 export type Serialize = (data: unknown) => string;
 /** Writes the JSON of `data` at the end of `w`. */
 export type WriteJson = (w: JsonWriter, data: unknown) => void;
 
+const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
+
+/** True when every property of an object schema is a scalar (or a nullable scalar): a frozen value of it cannot change. */
+function isFlatObject(schema: TSchema): boolean {
+  const s = schema as { type?: unknown; properties?: Record<string, { type?: unknown }> };
+  if (s.type !== 'object' || s.properties === undefined) return false;
+  return Object.values(s.properties).every((p) =>
+    (Array.isArray(p.type) ? p.type : [p.type]).every((t) => typeof t === 'string' && SCALAR_TYPES.has(t)),
+  );
+}
+
 /**
- * UTF-8 JSON written into one Buffer that grows as needed. Answers are assembled here as bytes: the
- * records' JSON is copied as the bytes they carry, so no answer is built as a string and encoded again
- * on its way to the socket. Each answer gets its own writer (its bytes are handed to the socket).
+ * A serializer for one object schema that writes the very bytes of the schema's own serializer
+ * (`whole`), but keeps the JSON of each frozen member whose schema is a flat object (scalars only) and
+ * writes it again as is when the same object comes back. An IP lookup's answer is mostly two such
+ * members, the dataset's network and location records, which are frozen, deduplicated and shared by
+ * every address of their range: writing them anew was about a tenth of a lookup's CPU time.
+ *
+ * A member that carries its own JSON (freezeWithJson, lib/record-json.ts: the dataset's network
+ * records and their honest variants, the shared location answers and the prior-only intelligence,
+ * each made once with its JSON) is written as it carries it, with no cache to consult or fill. The
+ * tests check that text against `compile(memberSchema)` for every network record of the real dataset.
+ *
+ * Members are written in the schema's order, each by `compile(memberSchema)` (the compiler of the
+ * route's own serializer), joined as that serializer joins them; an absent optional member is left
+ * out. Anything out of the ordinary (not an object, a required member missing, an object member that is
+ * not an object) goes to `whole`, which then writes it or throws as it always did. A frozen object
+ * with scalar members cannot change, so its kept JSON is always current. Each member's cache holds at
+ * most `capacity` strings and is emptied when full; it holds the records strongly until then.
+ */
+export function frozenPartsSerializer(
+  schema: TObject,
+  compile: (member: TSchema) => Serialize,
+  whole: Serialize,
+  capacity = 65_536,
+): Serialize {
+  const required = new Set(schema.required ?? []);
+  const members = Object.entries(schema.properties).map(([name, member]) => ({
+    name,
+    /** `"name":` */
+    prefix: `${JSON.stringify(name)}:`,
+    required: required.has(name),
+    object: (member as { type?: unknown }).type === 'object',
+    serialize: compile(member),
+    cache: isFlatObject(member) ? new Map<object, string>() : undefined,
+  }));
+  const count = members.length;
+
+  return (data) => {
+    if (typeof data !== 'object' || data === null) return whole(data);
+    const record = data as Record<string, unknown>;
+    let json = '{';
+    let first = true;
+    for (let i = 0; i < count; i++) {
+      const m = members[i]!;
+      const value = record[m.name];
+      if (value === undefined) {
+        if (m.required) return whole(data);
+        continue;
+      }
+      if (m.object && (typeof value !== 'object' || value === null)) return whole(data);
+      // A record made with its JSON (lib/record-json.ts): nothing to write, nothing to look up.
+      let part = m.object ? recordJson(value as object) : undefined;
+      if (part === undefined) {
+        const cache = m.cache;
+        if (cache === undefined || !Object.isFrozen(value)) part = m.serialize(value);
+        else {
+          part = cache.get(value as object);
+          if (part === undefined) {
+            part = m.serialize(value);
+            // Made flat now (a serializer's output is a tree of concatenations), or every answer that
+            // includes it would copy the tree's pieces again when node writes it.
+            part.charCodeAt(0);
+            if (cache.size >= capacity) cache.clear();
+            cache.set(value as object, part);
+          }
+        }
+      }
+      json += first ? m.prefix + part : `,${m.prefix}${part}`;
+      first = false;
+    }
+    return `${json}}`;
+  };
+}
+
+/**
+ * UTF-8 JSON written into one Buffer that grows as needed: a batch answer is written here part by
+ * part (the records' JSON each encoded once, straight into place), never built as one string first.
  */
 export class JsonWriter {
   buf: Buffer;
@@ -21,11 +105,6 @@ export class JsonWriter {
     const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
     this.buf.copy(bigger, 0, 0, this.at);
     this.buf = bigger;
-  }
-  bytes(b: Uint8Array): void {
-    this.room(b.length);
-    this.buf.set(b, this.at);
-    this.at += b.length;
   }
   /** A few bytes (a member's name): copied one by one, cheaper than a call to set for so few. */
   short(b: Uint8Array): void {
@@ -86,17 +165,6 @@ class TwoGenerations<K extends object, V> {
   }
 }
 
-const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
-
-/** True when every property of an object schema is a scalar (or a nullable scalar): a frozen value of it cannot change. */
-function isFlatObject(schema: TSchema): boolean {
-  const s = schema as { type?: unknown; properties?: Record<string, { type?: unknown }> };
-  if (s.type !== 'object' || s.properties === undefined) return false;
-  return Object.values(s.properties).every((p) =>
-    (Array.isArray(p.type) ? p.type : [p.type]).every((t) => typeof t === 'string' && SCALAR_TYPES.has(t)),
-  );
-}
-
 /** A plain string schema (no format, no transform): its serializer writes printable ASCII between quotes as it is. */
 const isPlainString = (schema: TSchema): boolean => {
   const s = schema as { type?: unknown; format?: unknown; const?: unknown; enum?: unknown };
@@ -104,16 +172,11 @@ const isPlainString = (schema: TSchema): boolean => {
 };
 
 /**
- * A writer for one object schema that writes the very bytes of the schema's own serializer
- * (`whole`), but keeps the JSON bytes of each frozen member whose schema is a flat object (scalars
- * only) and copies them again when the same object comes back. An IP lookup's answer is mostly two
- * such members, the dataset's network and location records, which are frozen, deduplicated and
- * shared by every address of their range.
- *
- * A member that carries its own JSON (freezeWithJson, lib/record-json.ts: the dataset's network
- * records and their honest variants, the shared location answers and the prior-only intelligence,
- * each made once with its JSON) is copied as it carries it, with no cache to consult or fill. The
- * tests check those bytes against `compile(memberSchema)` for every network record of the real dataset.
+ * frozenPartsSerializer as a writer into a JsonWriter, for the batch answer: the very bytes of the
+ * schema's own serializer (`whole`), with the JSON of each frozen member whose schema is a flat
+ * object (scalars only) kept and written again when the same object comes back, and members that
+ * carry their own JSON (lib/record-json.ts) written as they carry it. Nothing is built as text per
+ * result: each part is encoded straight into the answer's buffer.
  *
  * Members are written in the schema's order, each by `compile(memberSchema)` (the compiler of the
  * route's own serializer), joined as that serializer joins them; an absent optional member is left
@@ -139,7 +202,7 @@ export function frozenPartsWriter(
     object: (member as { type?: unknown }).type === 'object',
     plain: isPlainString(member),
     serialize: compile(member),
-    cache: isFlatObject(member) ? new TwoGenerations<object, Buffer>(capacity) : undefined,
+    cache: isFlatObject(member) ? new TwoGenerations<object, string>(capacity) : undefined,
   }));
   // The writer is generated with one block of code per member, as the schema's own serializer is:
   // each member's reads (its value, the JSON its record carries) then see one kind of object, where
@@ -157,14 +220,19 @@ export function frozenPartsWriter(
       body = `if (typeof v !== 'object' || v === null) return fail(w, start, data);
         ${head}
         const c = v[KEY];
-        if (c !== undefined) w.bytes(c);
+        if (c !== undefined) w.text(c);
         else ${
           m.cache
             ? // Only frozen records enter the cache (and stay frozen), so a record found there needs no check.
               `{
           let k = m[${i}].cache.get(v);
-          if (k === undefined && Object.isFrozen(v)) m[${i}].cache.set(v, (k = Buffer.from(m[${i}].serialize(v), 'utf8')));
-          if (k !== undefined) w.bytes(k);
+          if (k === undefined && Object.isFrozen(v)) {
+            // Made flat now (a serializer's output is a tree of concatenations), or every write would flatten it again.
+            k = m[${i}].serialize(v);
+            k.charCodeAt(0);
+            m[${i}].cache.set(v, k);
+          }
+          if (k !== undefined) w.text(k);
           else w.text(m[${i}].serialize(v));
         }`
             : `w.text(m[${i}].serialize(v));`
@@ -182,56 +250,13 @@ export function frozenPartsWriter(
     w.room(1);
     w.buf[w.at++] = 0x7d;
   };`;
-  return new Function('m', 'KEY', 'fail', 'Buffer', source)(members, RECORD_JSON, fail, Buffer) as WriteJson;
-}
-
-/**
- * frozenPartsWriter's bytes for one answer, written into a buffer the serializer reuses: the Buffer
- * returned is valid until its next call, so a caller copies it (into the answer it writes, as the
- * raw HTTP/1.1 reader does) or hands a copy on. A Buffer of its own per answer cost more than the
- * answer: node carves small Buffers out of 8 KiB slabs, and a new slab every few answers is a new
- * ArrayBuffer for the garbage collector to track.
- */
-export function frozenPartsSerializer(
-  schema: TObject,
-  compile: (member: TSchema) => Serialize,
-  whole: Serialize,
-  capacity?: number,
-): (data: unknown) => Buffer {
-  const write = frozenPartsWriter(schema, compile, whole, capacity);
-  const w = new JsonWriter(4096);
-  return (data) => {
-    w.at = 0;
-    write(w, data);
-    return w.done();
-  };
-}
-
-/**
- * Small Buffers carved out of 64 KiB slabs: a slab is a single ArrayBuffer for many answers (node's
- * own pool slabs are 8 KiB, a few answers each). A slab lives as long as any answer carved from it.
- */
-export class Slab {
-  private buf = Buffer.allocUnsafeSlow(0);
-  private at = 0;
-  constructor(private readonly size = 65_536) {}
-  take(n: number): Buffer {
-    if (n > this.size >>> 2) return Buffer.allocUnsafe(n);
-    if (this.at + n > this.buf.length) {
-      this.buf = Buffer.allocUnsafeSlow(this.size);
-      this.at = 0;
-    }
-    const b = this.buf.subarray(this.at, this.at + n);
-    // Next answer 8-byte aligned, as node's pool aligns.
-    this.at = (this.at + n + 7) & ~7;
-    return b;
-  }
+  return new Function('m', 'KEY', 'fail', source)(members, RECORD_JSON, fail) as WriteJson;
 }
 
 /**
  * A serializer for `{ results: T[], invalid: string[] }` (the batch lookup's answer) that writes the
  * very bytes of the schema's own serializer (`whole`): each result by `item` (a frozenPartsWriter of
- * the result schema, so the records' JSON bytes are copied, not written again), joined as that
+ * the result schema, so the records' JSON is copied, not written again), joined as that
  * serializer joins array items, `invalid` as JSON.stringify writes an array of strings (as that
  * serializer does). Anything else goes to `whole`.
  *
@@ -248,7 +273,7 @@ export function batchSerializer(item: WriteJson, whole: Serialize): (data: unkno
     const { results, invalid } = data as { results?: unknown; invalid?: unknown };
     if (!Array.isArray(results) || !Array.isArray(invalid) || !invalid.every((s) => typeof s === 'string')) return whole(data);
     const w = new JsonWriter(results.length * 560 + 256);
-    w.bytes(OPEN);
+    w.short(OPEN);
     for (let i = 0; i < results.length; i++) {
       if (i > 0) {
         w.room(1);

@@ -1,6 +1,5 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { Slab } from './frozen-parts-json.ts';
 
 /** The parts of a request head the raw path needs; everything else in the head has been checked and ignored. */
 export interface RawHead {
@@ -17,7 +16,7 @@ export interface RawHead {
  * value ...) and the body; it may be called later (an admission that waits on a store): the connection
  * answers its requests in the order they came.
  */
-export type RawServe = (head: RawHead, reply: (status: number, headers: string[], body: string | Buffer) => void) => boolean;
+export type RawServe = (head: RawHead, reply: (status: number, headers: string[], body: string) => void) => boolean;
 
 export interface RawHttp1Options {
   /** The path every request served here starts with (e.g. /api/v4/lookup/ip/). */
@@ -54,8 +53,6 @@ export class RawHttp1 {
   /** Connections served here now (not yet handed over): closed by closeIdleConnections and closeAllConnections. */
   private readonly sockets = new Set<RawConnection>();
   private dateSecond = -1;
-  /** Where Buffer answers are assembled (head and body in one write). */
-  private readonly slab = new Slab();
   private dateText = '';
 
   constructor(
@@ -105,19 +102,13 @@ export class RawHttp1 {
     return this.server.listening;
   }
 
-  /**
-   * The bytes of one answer, as node's ServerResponse writes them for a keep-alive HTTP/1.1 request:
-   * text for a text body, one Buffer (the head written as latin1, as node writes headers) for a Buffer body.
-   */
-  response(status: number, headers: string[], body: string | Buffer): string | Buffer {
+  /** The bytes of one answer, as node's ServerResponse writes them for a keep-alive HTTP/1.1 request. */
+  response(status: number, headers: string[], body: string): string {
     let head = `HTTP/1.1 ${status} ${statusText(status)}\r\n`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    head += `Date: ${this.date()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(this.options.keepAliveTimeoutMs() / 1000)}\r\n\r\n`;
-    if (typeof body === 'string') return head + body;
-    const bytes = this.slab.take(head.length + body.length);
-    bytes.write(head, 0, 'latin1');
-    bytes.set(body, head.length);
-    return bytes;
+    return `${head}Date: ${this.date()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(
+      this.options.keepAliveTimeoutMs() / 1000,
+    )}\r\n\r\n${body}`;
   }
 
   /** node's Date header: the current second, made once a second. */
@@ -175,15 +166,14 @@ class RawConnection {
   private drain(): void {
     let buf = this.pending!;
     let at = 0;
-    // Answers to pipelined requests leave in one write.
-    let out: string | Buffer | Array<string | Buffer> = '';
+    let out = '';
     while (at < buf.length) {
       if (!this.raw.accepting()) break;
       const end = buf.indexOf(CRLF2, at);
       if (end === -1 || end - at > this.raw.options.maxHeaderBytes) break;
       const head = parseHead(buf.toString('latin1', at, end + 2), this.raw.options.prefix);
       if (head === null) break;
-      let now: string | Buffer | undefined;
+      let now: string | undefined;
       let sync = true;
       const taken = this.raw.options.serve(head, (status, headers, body) => {
         const bytes = this.raw.response(status, headers, body);
@@ -194,17 +184,14 @@ class RawConnection {
       if (!taken) break;
       at = end + 4;
       if (now !== undefined) {
-        if (out === '') out = now;
-        else if (Array.isArray(out)) out.push(now);
-        else out = [out, now];
+        out += now;
         continue;
       }
       // Answered later: the rest waits (and what arrives meanwhile joins it).
       this.waiting = true;
       break;
     }
-    if (Array.isArray(out)) this.socket.write(Buffer.concat(out.map((o) => (typeof o === 'string' ? Buffer.from(o, 'utf8') : o))));
-    else if (out !== '') this.socket.write(out, 'utf8');
+    if (out !== '') this.socket.write(out, 'utf8');
     this.pending = at === buf.length ? null : buf.subarray(at);
     if (this.waiting || this.pending === null) return;
     buf = this.pending;
@@ -213,7 +200,7 @@ class RawConnection {
   }
 
   /** An answer that came after its request's turn: written, then the requests that waited behind it. */
-  private later(bytes: string | Buffer): void {
+  private later(bytes: string): void {
     this.waiting = false;
     if (this.socket.destroyed) return;
     this.socket.write(bytes, 'utf8');
