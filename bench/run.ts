@@ -23,7 +23,7 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   // The lookup ratios the README reports: wrk and h2load, each in a process of its own.
   'C clients: HTTP and gRPC lookups (127.0.0.1)': benchCClients,
   // umbra's own CPU per lookup request, fresh addresses against a fixed one, without sockets or a client.
-  'request cost: GET /lookup/ip in-process, random vs fixed address': benchRequestCost,
+  'request cost: GET /lookup/ip in-process, random vs fixed address, and the batch without HTTP': benchRequestCost,
   // The same lookups driven by JavaScript clients, which saturate before the baselines do: extra figures.
   'JS clients: HTTP lookups, autocannon (127.0.0.1)': () => benchHttpLookup(),
   'dataset swap under lookup load (127.0.0.1)': () => benchDatasetSwap(),
