@@ -122,25 +122,33 @@ function parseV6Groups(s: string, groups: Uint16Array): boolean {
     for (let k = gap; k < 8 - tail; k++) groups[k] = 0;
   }
   if (plain) {
-    // Where formatV6 puts '::': the first longest run of at least two zero groups.
-    let bestStart = -1;
-    let bestLen = 1;
-    for (let k = 0; k < 8; ) {
-      if (groups[k] !== 0) {
-        k++;
-        continue;
-      }
-      let e = k + 1;
-      while (e < 8 && groups[e] === 0) e++;
-      if (e - k > bestLen) {
-        bestStart = k;
-        bestLen = e - k;
-      }
-      k = e;
-    }
-    v6Canonical = gap < 0 ? bestStart === -1 : gap === bestStart && 8 - g === bestLen;
+    const run = zeroRun(groups);
+    v6Canonical = gap < 0 ? run < 0 : run === gap * 16 + (8 - g);
   }
   return true;
+}
+
+/**
+ * Where RFC 5952 writes '::' in 8 groups: the first longest run of two or more zero groups, as
+ * start * 16 + length; -1 when there is none. formatV6 writes it there, parseV6Groups checks it.
+ */
+function zeroRun(groups: Uint16Array): number {
+  let bestStart = -1;
+  let bestLen = 1;
+  for (let k = 0; k < 8; ) {
+    if (groups[k] !== 0) {
+      k++;
+      continue;
+    }
+    let e = k + 1;
+    while (e < 8 && groups[e] === 0) e++;
+    if (e - k > bestLen) {
+      bestStart = k;
+      bestLen = e - k;
+    }
+    k = e;
+  }
+  return bestStart < 0 ? -1 : bestStart * 16 + bestLen;
 }
 
 const scratch = new Uint16Array(8);
@@ -149,8 +157,8 @@ export function formatV4(v: number): string {
   return `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`;
 }
 
-/** 16-bit group k (0..7) of four 32-bit words. */
-const group = (w: Uint32Array, k: number): number => (k & 1 ? w[k >> 1]! & 0xffff : w[k >> 1]! >>> 16);
+/** formatV6's groups of the address it writes (reused). */
+const formatGroups = new Uint16Array(8);
 
 const HEX_DIGITS = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
 /** Reused output bytes: the longest IPv6 text is 39 characters. */
@@ -162,21 +170,11 @@ const textBytes = Buffer.alloc(40);
  * its address, and concatenating groups costs four times as much (a string per piece).
  */
 export function formatV6(words: Uint32Array): string {
-  let bestStart = -1;
-  let bestLen = 1;
-  for (let k = 0; k < 8; ) {
-    if (group(words, k) !== 0) {
-      k++;
-      continue;
-    }
-    let e = k + 1;
-    while (e < 8 && group(words, e) === 0) e++;
-    if (e - k > bestLen) {
-      bestStart = k;
-      bestLen = e - k;
-    }
-    k = e;
-  }
+  const groups = formatGroups;
+  for (let k = 0; k < 8; k++) groups[k] = k & 1 ? words[k >> 1]! & 0xffff : words[k >> 1]! >>> 16;
+  const run = zeroRun(groups);
+  const bestStart = run < 0 ? -1 : run >> 4;
+  const bestLen = run < 0 ? 1 : run & 15;
   const after = bestStart + bestLen;
   const out = textBytes;
   let n = 0;
@@ -188,7 +186,7 @@ export function formatV6(words: Uint32Array): string {
       continue;
     }
     if (k > 0 && k !== after) out[n++] = 58;
-    const g = group(words, k);
+    const g = groups[k]!;
     if (g >= 0x1000) out[n++] = HEX_DIGITS[g >>> 12]!;
     if (g >= 0x100) out[n++] = HEX_DIGITS[(g >>> 8) & 15]!;
     if (g >= 0x10) out[n++] = HEX_DIGITS[(g >>> 4) & 15]!;
