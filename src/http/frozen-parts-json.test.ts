@@ -235,10 +235,15 @@ describe(frozenPartsSerializer.name, () => {
     ];
     for (const body of bodies) for (let k = 0; k < 3; k++) assert.equal(serialize(body), whole(body));
     assert.deepEqual(calls, { network: 0, location: 0, intelligence: 0 });
-    // A dataset's location record carries none (too many to double): written once, then kept.
+    // A place of the dataset, as answered, carries it too.
     const own = { ...bodies[0]!, location: answeredLocation(location()) };
     for (let k = 0; k < 3; k++) assert.equal(serialize(own), whole(own));
-    assert.equal(recordJson(own.location), undefined);
+    assert.equal(recordJson(own.location), compile(Location)(own.location));
+    assert.equal(calls.location, 0);
+    // A frozen record made without it is written once, then kept.
+    const bare = { ...bodies[0]!, location: Object.freeze({ ...own.location }) };
+    for (let k = 0; k < 3; k++) assert.equal(serialize(bare), whole(bare));
+    assert.equal(recordJson(bare.location), undefined);
     assert.equal(calls.location, 1);
     // A spread copy carries no JSON (it may differ): written by the member serializer.
     const changed = { ...bodies[0]!, network: { ...bodies[0]!.network, isp: 'Changed' } };
@@ -246,7 +251,7 @@ describe(frozenPartsSerializer.name, () => {
     assert.equal(calls.network, 1);
   });
 
-  it("should find in every network record of the real dataset, its variants and the shared answers the JSON of the route's serializer", async () => {
+  it("should find in every network and location record of the real dataset, their variants and the shared answers the JSON of the route's serializer", async () => {
     const { compile } = await compilers();
     const [net, loc, intel] = [compile(Network), compile(Location), compile(IntelligenceSchema)];
     const ds = loadDataset(await ensureRealDataset());
@@ -272,7 +277,7 @@ describe(frozenPartsSerializer.name, () => {
       const l = ranges.location(p);
       if (l && !locs.has(l)) {
         locs.add(l);
-        assert.equal(recordJson(l), undefined, `location record of pair ${p} carries no JSON`);
+        assert.equal(recordJson(l), loc(l), `location record of pair ${p}`);
         const c = honest.countryOnly(l.country);
         assert.equal(recordJson(c), loc(c));
       }

@@ -23,10 +23,11 @@ function isFlatObject(schema: TSchema): boolean {
  * members, the dataset's network and location records, which are frozen, deduplicated and shared by
  * every address of their range: writing them anew was about a tenth of a lookup's CPU time.
  *
- * A member that carries its own JSON (freezeWithJson, lib/record-json.ts: the dataset's network
- * records and their honest variants, the shared location answers and the prior-only intelligence,
- * each made once with its JSON) is written as it carries it, with no cache to consult or fill. The
- * tests check that text against `compile(memberSchema)` for every network record of the real dataset.
+ * A member that carries its own JSON (freezeWithJson, lib/record-json.ts: the dataset's network and
+ * location records and their honest variants, the shared location answers and the prior-only
+ * intelligence, each made once with its JSON) is written as it carries it, with no cache to consult or
+ * fill; the cache is for frozen records made without it. The tests check that text against
+ * `compile(memberSchema)` for every network and location record of the real dataset.
  *
  * Members are written in the schema's order, each by `compile(memberSchema)` (the compiler of the
  * route's own serializer), joined as that serializer joins them; an absent optional member is left

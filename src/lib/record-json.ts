@@ -1,10 +1,9 @@
 /**
  * The JSON text a frozen answer record carries, made once when the record is made. An IP lookup's
- * answer is mostly shared records (the dataset's network records and their honest variants, the
- * country-only and no-place locations, the prior-only intelligence), each answered for every address
- * of its range: with its JSON at hand, a transport that writes JSON copies it instead of writing it
- * anew, and keeps no cache of it. (The dataset's location records are too many to double: they carry
- * none, see honest-location.ts.)
+ * answer is mostly shared records (the dataset's network and location records and their honest
+ * variants, the country-only and no-place locations, the prior-only intelligence), each answered for
+ * every address of its range: with its JSON at hand, a transport that writes JSON copies it instead of
+ * writing it anew, and keeps no cache of it.
  *
  * The key is a symbol on a non-enumerable property, so JSON.stringify, object spread, Object.keys and
  * deepStrictEqual do not see it; a spread copy (`{ ...rec }`) carries no JSON, as it may differ.
@@ -16,7 +15,8 @@ export const RECORD_JSON: unique symbol = Symbol('record JSON');
  * or arrays and objects frozen as well: the text never goes stale. The member order is the record's
  * own: callers make records in their schema's order, and the HTTP serializer tests check the text
  * against the route's own serializer for every maker (http/frozen-parts-json.test.ts). The JSON of
- * every network record of the packaged dataset takes about 30 MB of heap once all have been made.
+ * every network record of the packaged dataset takes about 30 MB of heap once all have been made, and
+ * that of every place about 150 MB more (docs/operations.md, "Memory stays within its budget").
  */
 export function freezeWithJson<T extends object>(record: T): Readonly<T> {
   Object.defineProperty(record, RECORD_JSON, { value: JSON.stringify(record) });

@@ -53,7 +53,7 @@ export const PLACEHOLDER_ENTRIES: ReadonlySet<string> = new Set([
 export const placeholderKey = (l: LocationRecord): string => `${l.country}|${l.city}|${l.latitude},${l.longitude}`;
 
 /** The answer for addresses at no place: reserved, unrouted, or not in the geo source. */
-export const NO_LOCATION: AnsweredLocation = located('', '', '', '', null, null, '', 'none', null, true);
+export const NO_LOCATION: AnsweredLocation = located('', '', '', '', null, null, '', 'none', null);
 
 /** Which IPv4 address an IPv6 address was answered for (6to4, Teredo, NAT64). */
 export interface EmbeddedIpv4 {
@@ -70,9 +70,9 @@ export interface EmbeddedIpv4 {
  * - known anycast networks and the geo source's placeholder entries are answered with the country only;
  * - every location says its precision and radius.
  *
- * Answers are frozen and shared like the records they come from, so a lookup allocates none; network
- * answers and the shared location answers carry their JSON (made once with them, lib/record-json.ts),
- * which the HTTP answer copies. The loaded dataset's records already are answers (answeredLocation,
+ * Answers are frozen and shared like the records they come from, so a lookup allocates none; every
+ * network and location answer carries its JSON (made once with it, lib/record-json.ts), which the
+ * HTTP answers copy. The loaded dataset's records already are answers (answeredLocation,
  * networkRecord, made once per record), so most lookups return them as they are; a variant is made,
  * once per record and kept as long as it lives, only where the address says more than its record
  * (a reserved block inside an AS's range, an anycast prefix) or for a dataset of plain records.
@@ -139,7 +139,7 @@ export class HonestLocations {
     if (country === '') return NO_LOCATION;
     let answered = this.countries.get(country);
     if (!answered) {
-      answered = countryLocation(country, true);
+      answered = countryLocation(country);
       this.countries.set(country, answered);
     }
     return answered;
@@ -150,8 +150,8 @@ export class HonestLocations {
  * The country alone: region, city, coordinates, geohash and time zone would describe a point the
  * data does not have (a country can span several zones).
  */
-function countryLocation(country: string, carryJson = false): AnsweredLocation {
-  return country === '' ? NO_LOCATION : located(country, '', '', '', null, null, '', 'country', null, carryJson);
+function countryLocation(country: string): AnsweredLocation {
+  return country === '' ? NO_LOCATION : located(country, '', '', '', null, null, '', 'country', null);
 }
 
 /**
@@ -186,13 +186,12 @@ function located(
   geo_hash: string,
   precision: LocationPrecision,
   accuracy_radius_km: number | null,
-  carryJson = false,
 ): AnsweredLocation {
   const answer = { country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km };
-  // The shared answers (no place, one per country) carry their JSON (lib/record-json.ts), which the HTTP
-  // answer copies. The dataset's own 565,000 leave it out (the HTTP serializer's bounded cache keeps
-  // the JSON of those in use): JSON and a property store on every one would add half their memory.
-  return carryJson ? freezeWithJson(answer) : Object.freeze(answer);
+  // Every answer carries its JSON (lib/record-json.ts), which the HTTP answers copy: a bounded cache of
+  // it, looked up per answer, missed on most fresh addresses (565,000 places), and a batch then wrote
+  // most of its locations anew, about a third of its CPU (docs/architecture.md, "The lookup fast path").
+  return freezeWithJson(answer);
 }
 
 /** Every flagged network record is made here (the loaded dataset's too), so all have one hidden class (see located). */
