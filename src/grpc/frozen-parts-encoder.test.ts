@@ -7,7 +7,7 @@ import { frozenPartsEncoder } from './frozen-parts-encoder.ts';
 // The bytes must be those of proto-loader's serializer (what grpc-js sent before), whether a part
 // comes from the cache or not; parity.test.ts checks the decoded answers against HTTP.
 const serializer = (packageDefinition()[SERVICE_NAME] as Record<string, MethodDefinition<object, object>>).LookupIP!.responseSerialize;
-const encode = frozenPartsEncoder(protoRoot().lookupType('example.v1.IPLookupResult'), ['network', 'location']);
+const encode = frozenPartsEncoder(protoRoot().lookupType('example.v1.IPLookupResult'), ['network', 'location', 'intelligence']);
 
 const network = Object.freeze({
   asn: 15169,
@@ -51,6 +51,12 @@ describe(frozenPartsEncoder.name, () => {
       // Not frozen: encoded anew every time, never kept.
       { ip: '1.1.1.1', network: { ...network, asn: 13335 }, location: { ...location }, intelligence },
       { ip: '10.0.0.1', intelligence },
+      // The address written as a string run: empty, outside ASCII, long enough for a two-byte length.
+      { ip: '', network, location, intelligence },
+      { ip: 'Łódź ✓ \u0000', network, location, intelligence },
+      { ip: 'x'.repeat(300), network },
+      { network, location, intelligence: Object.freeze({ ...intelligence }) },
+      { ip: null, network, evidence: null },
     ];
     for (let round = 0; round < 2; round++) for (const a of answers) assert.deepEqual(encode(a), serializer(a), `${a.ip}, round ${round}`);
   });

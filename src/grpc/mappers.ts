@@ -47,6 +47,10 @@ export function toStruct(o: { [k: string]: Json }): { fields: Record<string, unk
 /** The IP result as IPLookupResult; one function for LookupIP and LookupIPs, so new members are added once. */
 export function ipResultToProto(r: IpResult): Record<string, unknown> {
   const intel = r.intelligence;
+  // Most results need nothing converted: the result is the message as it is, so its intelligence (for
+  // most addresses a shared frozen record) stays the object whose encoding the LookupIP encoder keeps.
+  if (intel.devices.length === 0 && intel.providers.length === 0 && r.evidence === undefined)
+    return r as unknown as Record<string, unknown>;
   return {
     ...r,
     intelligence: {

@@ -69,10 +69,10 @@ export function createGrpcServer(deps: GrpcServerDeps): GrpcServer {
   };
   // Stream records are written already encoded (writeEncoded): one encoding per feed message, shared by every call on it.
   const service = { ...definition } as unknown as Record<string, MethodDefinition>;
-  // LookupIP answers keep the bytes of the frozen network and location records they share.
+  // LookupIP answers keep the bytes of the frozen network, location and intelligence records they share.
   service.LookupIP = {
     ...service.LookupIP!,
-    responseSerialize: frozenPartsEncoder(protoRoot().lookupType('example.v1.IPLookupResult'), ['network', 'location']),
+    responseSerialize: frozenPartsEncoder(protoRoot().lookupType('example.v1.IPLookupResult'), ['network', 'location', 'intelligence']),
   };
   // umbra owns the listening socket and hands admitted connections to the gRPC server, so the same
   // connection limit as HTTP applies. Nothing is reclaimed here: beyond the limit new connections
