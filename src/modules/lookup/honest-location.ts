@@ -189,8 +189,8 @@ function located(
 ): AnsweredLocation {
   const answer = { country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km };
   // Every answer carries its JSON (lib/record-json.ts), which the HTTP answers copy: a bounded cache of
-  // it, looked up per answer, missed on most fresh addresses (565,000 places), and a batch then wrote
-  // most of its locations anew, about a third of its CPU (docs/architecture.md, "The lookup fast path").
+  // it, looked up per answer, misses whenever traffic touches more of the 565,000 places than it holds,
+  // and each miss wrote the place anew (docs/architecture.md, "The lookup fast path").
   return freezeWithJson(answer);
 }
 
