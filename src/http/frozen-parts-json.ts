@@ -19,9 +19,9 @@ function isFlatObject(schema: TSchema): boolean {
 /**
  * A serializer for one object schema that writes the very bytes of the schema's own serializer
  * (`whole`), but keeps the JSON of each frozen member whose schema is a flat object (scalars only) and
- * writes it again as is when the same object comes back. An IP lookup's answer is mostly two such
- * members, the dataset's network and location records, which are frozen, deduplicated and shared by
- * every address of their range: writing them anew was about a tenth of a lookup's CPU time.
+ * writes it again as is when the same object comes back: for frozen records made without their JSON.
+ * An IP lookup's answer is mostly records made with it (below), which are frozen, deduplicated and
+ * shared by every address of their range: writing them anew was about a tenth of a lookup's CPU time.
  *
  * A member that carries its own JSON (freezeWithJson, lib/record-json.ts: the dataset's network and
  * location records and their honest variants, the shared location answers and the prior-only

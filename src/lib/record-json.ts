@@ -16,7 +16,7 @@ export const RECORD_JSON: unique symbol = Symbol('record JSON');
  * own: callers make records in their schema's order, and the HTTP serializer tests check the text
  * against the route's own serializer for every maker (http/frozen-parts-json.test.ts). The JSON of
  * every network record of the packaged dataset takes about 30 MB of heap once all have been made, and
- * that of every place about 150 MB more (docs/operations.md, "Memory stays within its budget").
+ * that of every place 145–185 MiB more (docs/operations.md, "Memory stays within its budget").
  */
 export function freezeWithJson<T extends object>(record: T): Readonly<T> {
   Object.defineProperty(record, RECORD_JSON, { value: JSON.stringify(record) });
