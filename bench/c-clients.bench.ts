@@ -33,6 +33,7 @@ import { createInterface } from 'node:readline';
 import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
 import { BENCH_SEED, routedAddresses, routedBatches, type AddressKind } from '../test/helpers/routed-addresses.ts';
 import type { WrkResult } from './wrk/wrk-result.ts';
+import { SEMI_SPACE_FLAG } from '../src/lib/young-generation.ts';
 
 const num = (name: string, fallback: number) => {
   const v = process.env[name];
@@ -111,7 +112,7 @@ interface Proc {
 }
 
 async function start(script: string, args: string[] = []): Promise<Proc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
+  const child = spawn(process.execPath, [SEMI_SPACE_FLAG, '--import', 'tsx', join(ROOT, script), ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, UMBRA_BENCH_BUILD: BUILD },
@@ -388,7 +389,7 @@ async function serveMemory(dataset: string): Promise<{ rss: number; hwm: number 
   symlinkSync(dataset, join(dataDir, 'ip-dataset.bin'));
   const child = spawn(
     process.execPath,
-    [join(ROOT, 'bin/umbra.js'), 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir],
+    [SEMI_SPACE_FLAG, join(ROOT, 'bin/umbra.js'), 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir],
     {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { createInterface, type Interface } from 'node:readline';
 import { UmbraClient } from '../clients/typescript/src/index.ts';
+import { SEMI_SPACE_FLAG } from '../src/lib/young-generation.ts';
 
 interface Child {
   child: ChildProcess;
@@ -13,7 +14,7 @@ interface Child {
 }
 
 async function start(script: string, args: string[] = []): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [SEMI_SPACE_FLAG, '--import', 'tsx', script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve) => lines.once('line', resolve));
   return { child, lines, info: JSON.parse(first) };

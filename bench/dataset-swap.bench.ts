@@ -17,6 +17,7 @@ import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
 import { restampDataset } from '../test/helpers/dataset-files.ts';
 import { percentile } from '../test/helpers/lookup-load.ts';
 import type { LoadClientSamples, LoadClientStart, LoadClientVersion } from './load-client.ts';
+import { SEMI_SPACE_FLAG } from '../src/lib/young-generation.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Epoch milliseconds with sub-millisecond resolution, comparable across processes (the load client stamps its samples so). */
@@ -30,6 +31,7 @@ export async function benchDatasetSwap(connections = 32, ratePerSec = 4_000): Pr
     process.execPath,
     [
       ...(process.env.BENCH_TRACE_GC ? ['--trace-gc'] : []),
+      SEMI_SPACE_FLAG,
       ...(process.env.BENCH_SERVER_FLAGS?.split(' ').filter(Boolean) ?? []),
       '--import',
       'tsx',

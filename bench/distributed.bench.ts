@@ -51,6 +51,7 @@ import { SqliteCreditLedger } from '../src/storage/embedded/sqlite-credit-ledger
 import { openSqlite } from '../src/storage/embedded/sqlite-db.ts';
 import { benchFanOut } from './feeds.bench.ts';
 import type { WrkResult } from './wrk/wrk-result.ts';
+import { SEMI_SPACE_FLAG } from '../src/lib/young-generation.ts';
 
 const WRK = process.env.UMBRA_BENCH_WRK ?? '/usr/bin/wrk';
 const WRK_SCRIPT = join(import.meta.dirname, 'wrk/lookup-many.lua');
@@ -169,7 +170,7 @@ interface Node {
 async function startNode(name: string, env: Record<string, string>, args: string[] = []): Promise<Node> {
   // UMBRA_BENCH_CPU_PROF=<dir>: every node writes a V8 CPU profile there when it stops (for finding where the time goes).
   const prof = process.env.UMBRA_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.UMBRA_BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...prof, '--import', 'tsx', 'bench/servers/umbra-node.ts', ...args], {
+  const child = spawn(process.execPath, [...prof, SEMI_SPACE_FLAG, '--import', 'tsx', 'bench/servers/umbra-node.ts', ...args], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });

@@ -17,6 +17,7 @@ import { createInterface, type Interface } from 'node:readline';
 import autocannon from 'autocannon';
 import { credentials, loadPackageDefinition, Metadata, type Client, type ServiceDefinition } from '@grpc/grpc-js';
 import { loadProto, packageDefinition, SERVICE_NAME } from '../src/proto.ts';
+import { SEMI_SPACE_FLAG } from '../src/lib/young-generation.ts';
 
 interface Server {
   child: ChildProcess;
@@ -25,7 +26,7 @@ interface Server {
 }
 
 async function start(script: string, args: string[] = []): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [SEMI_SPACE_FLAG, '--import', 'tsx', script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve, reject) => {
     lines.once('line', resolve);

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
+import { SEMI_SPACE_FLAG } from '../src/lib/young-generation.ts';
 
 interface Started {
   child: ChildProcess;
@@ -17,7 +18,7 @@ interface Started {
 }
 
 async function start(script: string, args: string[] = []): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [SEMI_SPACE_FLAG, '--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${script} exited ${code}`)));

@@ -5,6 +5,7 @@ import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
+import { SEMI_SPACE_FLAG } from '../src/lib/young-generation.ts';
 
 const BIN = join(import.meta.dirname, '../bin/umbra.js');
 const TOKEN = 'bench-sensor-operator-token-0123456789';
@@ -49,10 +50,14 @@ export async function startStack(
   // UMBRA_BENCH_CPU_PROF=<dir>: the server and the sensor write a V8 CPU profile there when they stop
   // (read it with bench/cpu-profile.ts), for finding where their time goes.
   const prof = process.env.UMBRA_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.UMBRA_BENCH_CPU_PROF}`] : [];
-  const server = spawn(process.execPath, [...prof, BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const server = spawn(
+    process.execPath,
+    [...prof, SEMI_SPACE_FLAG, BIN, 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir],
+    {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   children.push(server);
   const serverPort = Number((await started(server, /serving http:\/\/[^:]+:(\d+)\/api\/v4/, 'stderr'))[1]);
 

@@ -8,6 +8,7 @@ import { ensureDemo } from './demo.ts';
 import { operatorToken, signingKeys } from './local-secrets.ts';
 import { DataDirBusy, DataDirLock } from '../storage/embedded/data-dir-lock.ts';
 import { EXIT, type Output } from './output.ts';
+import { youngGenerationAdvice } from '../lib/young-generation.ts';
 
 /** Ends a serve that could not start: one line, exit code 2, nothing left running. */
 function cannotStart(out: Output, message: string): never {
@@ -94,6 +95,8 @@ export function registerServe(program: Command): void {
           `operator ingestion: POST ${base}/internal/v1/ingest/{feed} with the token in ` +
             `${config.operatorToken ? 'UMBRA_OPERATOR_TOKEN' : config.operatorTokenFile}, or 'umbra ingest FEED FILE'`,
         );
+        const advice = youngGenerationAdvice(process.execArgv, process.env.NODE_OPTIONS);
+        if (advice) out.info(advice);
         if (app.simulator)
           out.info(`demo: the simulator publishes records for all eight feeds (UMBRA_SIMULATOR_RATE=${config.simulatorRate})`);
         if (o.demo) {

@@ -10,6 +10,7 @@ import { sampleRecords } from '../helpers/feed-fixtures.ts';
 import { openStream } from '../helpers/stream-client.ts';
 import { grpcClient } from '../helpers/grpc-client.ts';
 import { restampDataset } from '../helpers/dataset-files.ts';
+import { SEMI_SPACE_FLAG } from '../../src/lib/young-generation.ts';
 import { BIN, umbraCli } from '../helpers/umbra-cli.ts';
 
 /** Runs an `umbra` verb to completion, as an operator's script would. */
@@ -39,9 +40,11 @@ describe('umbra serve (black box)', () => {
     assert.equal(umbra(dataDir, 'admin', 'key', 'create', '--org', 'Black Box', '--email', 'x@bb.test', '--scopes', 'BASIC,WRONG').code, 2);
     assert.equal(umbra(dataDir, 'admin', 'credits', 'add', '--org', 'nobody', '5').code, 2);
 
+    // Started as `umbra serve` usually is, without node flags (and whatever NODE_OPTIONS the test run has).
+    const { NODE_OPTIONS: _, ...env } = process.env;
     const server = spawn(process.execPath, [BIN, 'serve', '--demo', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, UMBRA_LOG_LEVEL: 'warn' },
+      env: { ...env, UMBRA_LOG_LEVEL: 'warn' },
     });
     const exited = new Promise<number | null>((r) => server.once('exit', (code) => r(code)));
     t.after(() => server.kill('SIGKILL'));
@@ -60,6 +63,11 @@ describe('umbra serve (black box)', () => {
       });
       server.once('exit', () => reject(new Error(`server exited early:\n${stderr.join('\n')}`)));
     });
+    // The operator learns how to give node the young generation umbra is tuned for.
+    assert.ok(
+      stderr.some((l) => l.includes("node runs with V8's default semi-spaces") && l.includes(`NODE_OPTIONS=${SEMI_SPACE_FLAG}`)),
+      stderr.join('\n'),
+    );
     const get = (path: string, k: string) => fetch(`${base}${path}`, { headers: { 'x-api-key': k } });
 
     const google = await get('/lookup/ip/8.8.8.8', key.json.key);

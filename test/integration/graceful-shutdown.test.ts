@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensureRealDataset } from '../helpers/test-dataset.ts';
+import { SEMI_SPACE_FLAG } from '../../src/lib/young-generation.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/umbra.js');
 
@@ -47,10 +48,15 @@ describe('umbra serve shutdown (real process)', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'umbra-shutdown-'));
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));
     symlinkSync(await ensureRealDataset(), join(dataDir, 'ip-dataset.bin'));
-    const server = spawn(process.execPath, [BIN, 'serve', '--demo', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, UMBRA_LOG_LEVEL: 'warn', UMBRA_SIMULATOR_RATE: '0', UMBRA_EXPORT_JOBS: 'off', UMBRA_SHUTDOWN_GRACE_S: '20' },
-    });
+    // Started as `npm start` starts it (with the young-generation flag), so it gives no advice about it.
+    const server = spawn(
+      process.execPath,
+      [SEMI_SPACE_FLAG, BIN, 'serve', '--demo', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, UMBRA_LOG_LEVEL: 'warn', UMBRA_SIMULATOR_RATE: '0', UMBRA_EXPORT_JOBS: 'off', UMBRA_SHUTDOWN_GRACE_S: '20' },
+      },
+    );
     const exited = new Promise<number | null>((r) => server.once('exit', (code) => r(code)));
     t.after(() => server.kill('SIGKILL'));
     const lines: string[] = [];
@@ -71,6 +77,7 @@ describe('umbra serve shutdown (real process)', () => {
     rl.on('line', (l) => lines.push(l));
     const port = Number((await sawLine(/serving http:\/\/127\.0\.0\.1:(\d+)\/api\/v4/))[1]);
     const key = (await sawLine(/demo API key \(every scope\): (\S+)/))[1]!;
+    assert.equal(lines.filter((l) => /semi-spaces/.test(l)).join('\n'), '', 'no young-generation advice when started with the flag');
 
     // A batch lookup whose body is still arriving: fastify has routed it and waits for the rest.
     const body = JSON.stringify({ ips: ['8.8.8.8', '1.1.1.1', '2001:4860:4860::8888'] });
