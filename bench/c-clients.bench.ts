@@ -23,7 +23,9 @@
 // (2), UMBRA_BENCH_CONNECTIONS (50), UMBRA_BENCH_H2_CLIENTS (1), UMBRA_BENCH_H2_STREAMS (50),
 // UMBRA_BENCH_BATCH_CONNECTIONS (4), UMBRA_BENCH_WORKLOADS (fixed,v4,v6,mixed), UMBRA_BENCH_SEED,
 // UMBRA_BENCH_BUILD (dist, the default, builds dist/ when a source is newer; src: the sources under
-// tsx), UMBRA_BENCH_WRK and UMBRA_BENCH_H2LOAD (the binaries).
+// tsx), UMBRA_BENCH_WRK and UMBRA_BENCH_H2LOAD (the binaries), UMBRA_BENCH_NODE_FLAGS (the node flags
+// every server runs with: by default those `npm start` passes, --max-semi-space-size=32; empty for
+// V8's defaults).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:http2';
@@ -51,6 +53,8 @@ const H2_STREAMS = num('UMBRA_BENCH_H2_STREAMS', 50);
 const BATCH_CONNECTIONS = num('UMBRA_BENCH_BATCH_CONNECTIONS', 4);
 const SEED = num('UMBRA_BENCH_SEED', BENCH_SEED);
 const BUILD = process.env.UMBRA_BENCH_BUILD ?? 'dist';
+/** Every server (umbra and the baselines alike) runs under the node flags `npm start` uses, unless told otherwise. */
+const NODE_FLAGS = (process.env.UMBRA_BENCH_NODE_FLAGS ?? SEMI_SPACE_FLAG).split(' ').filter(Boolean);
 const WORKLOADS = (process.env.UMBRA_BENCH_WORKLOADS ?? 'fixed,v4,v6,mixed').split(',') as Workload[];
 
 type Workload = 'fixed' | AddressKind;
@@ -112,7 +116,7 @@ interface Proc {
 }
 
 async function start(script: string, args: string[] = []): Promise<Proc> {
-  const child = spawn(process.execPath, [SEMI_SPACE_FLAG, '--import', 'tsx', join(ROOT, script), ...args], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', join(ROOT, script), ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, UMBRA_BENCH_BUILD: BUILD },
@@ -389,7 +393,7 @@ async function serveMemory(dataset: string): Promise<{ rss: number; hwm: number 
   symlinkSync(dataset, join(dataDir, 'ip-dataset.bin'));
   const child = spawn(
     process.execPath,
-    [SEMI_SPACE_FLAG, join(ROOT, 'bin/umbra.js'), 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir],
+    [...NODE_FLAGS, join(ROOT, 'bin/umbra.js'), 'serve', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir],
     {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -436,7 +440,7 @@ export async function benchCClients(): Promise<Record<string, number | string>> 
   try {
     out.settings =
       `wrk -t1 -c${CONNECTIONS}; cold ${COLD} s from start; warm ${ROUNDS} alternating rounds x ${WARM} s; ` +
-      `h2load -t1 -c${H2_CLIENTS} -m${H2_STREAMS}; seed ${SEED}; code from ${BUILD}; load at start ${load1()}`;
+      `h2load -t1 -c${H2_CLIENTS} -m${H2_STREAMS}; seed ${SEED}; code from ${BUILD}; node flags ${NODE_FLAGS.join(' ') || '(none)'}; load at start ${load1()}`;
 
     const mem = await serveMemory(dataset);
     out['umbra serve VmRSS at start, MiB (target < 512)'] = `${Math.round(mem.rss)} (VmHWM ${Math.round(mem.hwm)})`;

@@ -1,13 +1,12 @@
 /**
  * The size of V8's young generation that `umbra serve` is meant to run with.
  *
- * Why: umbra's heap holds the decoded dataset records and their JSON, so every scavenge of the young
- * generation has a large old generation to scan for pointers into it, and a batch answer or a gRPC
- * call leaves many short-lived objects. With V8's default semi-spaces (16 MiB on Node 20) scavenges
- * come often enough to take a quarter of a gRPC call's CPU; with 32 MiB the batch costs 1.3 to 2 times
- * less CPU per address and a gRPC call about a quarter less (docs/performance.md, 2026-11-29), at up
- * to 32 MiB more memory under load. Servers without umbra's heap (the benches' bare baselines) do not
- * change with it.
+ * Why: a batch answer or a gRPC call leaves many objects that live a little while (a batch's parsed
+ * addresses and results, node's HTTP/2 stream state), beside a large old generation (the decoded
+ * dataset records and their JSON). With V8's default semi-spaces (16 MiB on Node 20) scavenges come
+ * often, copy what is still alive each time and promote much of it; twice the room lets most of it die
+ * first, so batches and gRPC calls cost markedly less CPU, for a few tens of MiB of memory (figures in
+ * docs/operations.md, "Run node with 32 MiB semi-spaces").
  *
  * V8 sizes the heap when the process starts, so the flag must be on node's command line or in
  * NODE_OPTIONS: `npm start` passes it; `umbra serve` says so when it was started without it.
@@ -45,7 +44,7 @@ export function youngGenerationAdvice(execArgv: readonly string[], nodeOptions: 
   if (mib !== undefined && mib >= SEMI_SPACE_MIB) return undefined;
   return (
     `note: node runs with ${mib === undefined ? "V8's default" : `${mib} MiB`} semi-spaces; batch lookups and gRPC calls ` +
-    `cost up to a half less CPU with ${SEMI_SPACE_FLAG} (npm start passes it; otherwise start umbra with ` +
+    `cost a quarter to a half less CPU with ${SEMI_SPACE_FLAG} (npm start passes it; otherwise start umbra with ` +
     `'node ${SEMI_SPACE_FLAG} bin/umbra.js serve' or set NODE_OPTIONS=${SEMI_SPACE_FLAG})`
   );
 }
