@@ -40,7 +40,7 @@ describe('umbra serve (black box)', () => {
     assert.equal(umbra(dataDir, 'admin', 'key', 'create', '--org', 'Black Box', '--email', 'x@bb.test', '--scopes', 'BASIC,WRONG').code, 2);
     assert.equal(umbra(dataDir, 'admin', 'credits', 'add', '--org', 'nobody', '5').code, 2);
 
-    // Started as `umbra serve` usually is, without node flags (and whatever NODE_OPTIONS the test run has).
+    // Started as `umbra serve` usually is: no node flags, and none from the test run's NODE_OPTIONS either.
     const { NODE_OPTIONS: _, ...env } = process.env;
     const server = spawn(process.execPath, [BIN, 'serve', '--demo', '--http-port', '0', '--grpc-port', '0', '--data-dir', dataDir], {
       stdio: ['ignore', 'ignore', 'pipe'],
