@@ -17,9 +17,16 @@ export const RECORD_JSON: unique symbol = Symbol('record JSON');
  * against the route's own serializer for every maker (http/frozen-parts-json.test.ts). The JSON of
  * every network record of the packaged dataset takes about 30 MB of heap once all have been made, and
  * that of every place 145–185 MiB more (docs/operations.md, "Memory stays within its budget").
+ *
+ * Makers of records read on every lookup end their literal with a slot for it, `[RECORD_JSON]:
+ * undefined`, so the text lives in the record itself: a property that a literal does not have goes,
+ * when added, to a separate array of properties, one more object to fetch from memory per record
+ * written, and an answer writes two or three records from all over the heap. The property is made
+ * non-enumerable here either way, and a maker's records keep one hidden class.
  */
 export function freezeWithJson<T extends object>(record: T): Readonly<T> {
-  Object.defineProperty(record, RECORD_JSON, { value: JSON.stringify(record) });
+  // JSON.stringify skips symbol keys, so a slot in the literal is not in the text.
+  Object.defineProperty(record, RECORD_JSON, { value: JSON.stringify(record), enumerable: false });
   return Object.freeze(record);
 }
 

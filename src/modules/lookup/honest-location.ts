@@ -2,7 +2,7 @@ import { carriedIpv4, formatV4, type Ipv4Carrier, type ParsedIp } from '../../li
 import { isAnycast } from './anycast.ts';
 import { UNKNOWN_NETWORK, type LocationPrecision, type LocationRecord, type NetworkRecord } from './ip-dataset.ts';
 import { reservedBlock } from './reserved-space.ts';
-import { freezeWithJson } from '../../lib/record-json.ts';
+import { freezeWithJson, RECORD_JSON } from '../../lib/record-json.ts';
 
 export type { LocationPrecision };
 
@@ -187,7 +187,8 @@ function located(
   precision: LocationPrecision,
   accuracy_radius_km: number | null,
 ): AnsweredLocation {
-  const answer = { country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km };
+  // The last member is the slot of its JSON (lib/record-json.ts): kept in the record, not beside it.
+  const answer = { country, state, city, timezone, latitude, longitude, geo_hash, precision, accuracy_radius_km, [RECORD_JSON]: undefined };
   // Every answer carries its JSON (lib/record-json.ts), which the HTTP answers copy: a bounded cache of
   // it, looked up per answer, misses whenever traffic touches more of the 565,000 places than it holds,
   // and each miss wrote the place anew (docs/architecture.md, "The lookup fast path").
@@ -206,6 +207,7 @@ export function networkRecord(base: Omit<NetworkRecord, 'bogon' | 'anycast'>, bo
     abuse_phone: base.abuse_phone,
     bogon,
     anycast,
+    [RECORD_JSON]: undefined,
   });
 }
 
