@@ -11,8 +11,8 @@
 // a few hundred nanoseconds per request; it says nothing about sockets, which the C-client bench does.
 // And the batch lookup's own CPU per address, without HTTP: the C-client bench's 100 batches of 1,000
 // (4 IPv4 to 1 IPv6), each planned (parsed, deduplicated, priced), charged, looked up and written
-// by the route's own 200 serializer (routes/lookup-ips.ts), in rounds over all 100, after one round
-// to warm up; the lookups and the writing timed apart, and the writing again for one batch's answer
+// as the route does it (routes/lookup-ips.ts: lookupIpsPacked and the route's 200 serializer), in
+// rounds over all 100, after one round to warm up; the lookups and the writing timed apart, and the writing again for one batch's answer
 // over and over, whose records are then in the CPU's caches (what the writing costs without waiting
 // for memory).
 // Environment: UMBRA_BENCH_ROUNDS (3).
@@ -26,7 +26,7 @@ import { parseConfig } from '../src/config.ts';
 import { loadDataset } from '../src/modules/dataset/dataset-reader.ts';
 import { ensureRealDataset } from '../test/helpers/test-dataset.ts';
 import { BENCH_SEED, routedAddresses, routedBatches } from '../test/helpers/routed-addresses.ts';
-import { batchSerializer, frozenPartsWriter, type Serialize } from '../src/http/frozen-parts-json.ts';
+import { batchSerializer, frozenPartsWriter, packedResultsWriter, type Serialize } from '../src/http/frozen-parts-json.ts';
 import { BatchResult, IpResult } from '../src/http/schemas.ts';
 import { Type, type TSchema } from 'typebox';
 
@@ -125,7 +125,8 @@ export async function benchRequestCost(): Promise<Record<string, number | string
     if (!verified.ok) throw new Error(`the bench key was refused: ${verified.reason}`);
     const compiler = app.http.serializerCompiler!;
     const compile = (schema: TSchema) => compiler({ schema, method: 'POST', url: '/lookup/ips', httpStatus: '200' }) as Serialize;
-    const answer = batchSerializer(frozenPartsWriter(IpResult, compile, compile(Type.Ref('IpResult'))), compile(BatchResult));
+    const item = frozenPartsWriter(IpResult, compile, compile(Type.Ref('IpResult')));
+    const answer = batchSerializer(item, compile(BatchResult), packedResultsWriter(IpResult, item));
     const batches = routedBatches(100, BENCH_SEED);
     let answerBytes = 0;
     const nsPerAddress = (used: NodeJS.CpuUsage) => ((used.user + used.system) * 1000) / (batches.length * 1000);
@@ -134,7 +135,7 @@ export async function benchRequestCost(): Promise<Record<string, number | string
       answerBytes = 0;
       const values: unknown[] = [];
       let cpu = process.cpuUsage();
-      for (const ips of batches) values.push((await app.services.lookup.lookupIps(verified.caller, ips)).value);
+      for (const ips of batches) values.push((await app.services.lookup.lookupIpsPacked(verified.caller, ips)).value);
       const lookups = nsPerAddress(process.cpuUsage(cpu));
       cpu = process.cpuUsage();
       for (const v of values) answerBytes += answer(v).length;
@@ -146,7 +147,7 @@ export async function benchRequestCost(): Promise<Record<string, number | string
     // The first batch's answer written as many times as there are batches: the same 1,000 results, whose
     // records and JSON are then in the CPU's caches. Against the round's writing of 100 different batches,
     // it shows how much of that is waiting for memory rather than work.
-    const first = await app.services.lookup.lookupIps(verified.caller, batches[0]!);
+    const first = await app.services.lookup.lookupIpsPacked(verified.caller, batches[0]!);
     answer(first.value);
     const cached: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {

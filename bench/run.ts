@@ -14,6 +14,7 @@ import { benchClient } from './client.bench.ts';
 import { benchSensor, benchSensorAdb, benchSensorTls } from './sensor.bench.ts';
 import { benchSensorDns } from './sensor-dns.bench.ts';
 import { benchRequestCost } from './request-cost.bench.ts';
+import { benchBatchCeiling } from './batch-ceiling.bench.ts';
 
 const only = process.argv[2];
 const suites: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -24,6 +25,8 @@ const suites: Record<string, () => Promise<Record<string, number | string>>> = {
   'C clients: HTTP and gRPC lookups (127.0.0.1)': benchCClients,
   // umbra's own CPU per lookup request, fresh addresses against a fixed one, without sockets or a client.
   'request cost: GET /lookup/ip in-process, random vs fixed address, and the batch without HTTP': benchRequestCost,
+  // The cheapest batch answer path we could write in JavaScript against umbra's, same batches, same bytes.
+  'batch ceiling: bytes prepared in advance vs umbra, in process': benchBatchCeiling,
   // The same lookups driven by JavaScript clients, which saturate before the baselines do: extra figures.
   'JS clients: HTTP lookups, autocannon (127.0.0.1)': () => benchHttpLookup(),
   'dataset swap under lookup load (127.0.0.1)': () => benchDatasetSwap(),

@@ -4,6 +4,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatV4, formatV6, type ParsedIp } from '../../lib/ip-address.ts';
+import { recordJson } from '../../lib/record-json.ts';
+import { EMPTY_LOCATION, UNKNOWN_NETWORK } from '../lookup/ip-dataset.ts';
 import { buildDataset, type LocationRow } from './dataset-builder.ts';
 import { datasetFileProblem, loadDataset, samePages } from './dataset-reader.ts';
 import { DatasetLoader, loadDatasetAsync } from './dataset-loader.ts';
@@ -81,6 +83,46 @@ describe('loadDataset', () => {
     });
     for (const t of [n6, l6]) for (let k = 0; k < t.starts.length; k += 4) v6s.push(t.starts.slice(k, k + 4));
     for (const w of v6s) check({ version: 6, v6: w, text: formatV6(w) }, find6(n6.starts, n6.vals, w), find6(l6.starts, l6.vals, w));
+
+    // recordIndexes, for whole batches of both versions at once (block edges included): the record
+    // numbers of the records network() and location() answer, and their ASN, type and JSON bytes.
+    const mixed: ParsedIp[] = [];
+    for (let k = 0; k < 60_000; k++) {
+      const v = v4s[(k * 7919) % v4s.length]!;
+      mixed.push({ version: 4, v4: v, text: formatV4(v) });
+      if (k % 3 === 0) {
+        const w = v6s[(k * 104_729) % v6s.length]!;
+        mixed.push({ version: 6, v6: w, text: formatV6(w) });
+      }
+    }
+    for (const ds of [onLoop, viaWorker]) {
+      let located = 0;
+      for (let at = 0; at < mixed.length; at += 1000) {
+        const batch = mixed.slice(at, at + 1000);
+        const net = new Int32Array(batch.length);
+        const loc = new Int32Array(batch.length);
+        ds.recordIndexes(batch, net, loc);
+        batch.forEach((ip, k) => {
+          const n = ds.network(ip);
+          const l = ds.location(ip);
+          if (n === UNKNOWN_NETWORK) assert.equal(net[k], -1, ip.text);
+          else {
+            const i = net[k]!;
+            assert.deepEqual(
+              [ds.networkAsn(i), ds.networkType(i), ds.json.text(ds.networkJson(i))],
+              [n.asn, n.type, recordJson(n)],
+              ip.text,
+            );
+          }
+          if (l === EMPTY_LOCATION) assert.equal(loc[k], -1, ip.text);
+          else {
+            assert.equal(ds.json.text(ds.locationJson(loc[k]!)), recordJson(l), ip.text);
+            located++;
+          }
+        });
+      }
+      assert.ok(located > mixed.length / 2, `${located} of ${mixed.length} located`);
+    }
   });
 
   it('should not answer from the previous address when a ParsedIp is reused with another value', async () => {

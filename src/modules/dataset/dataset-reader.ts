@@ -3,7 +3,7 @@ import {
   EMPTY_LOCATION,
   UNKNOWN_NETWORK,
   type DatasetInfo,
-  type IpDataset,
+  type IndexedIpDataset,
   type LocationRecord,
   type NetworkRecord,
   type NetworkType,
@@ -13,6 +13,8 @@ import {
 import { ANYCAST_ASNS } from '../lookup/anycast.ts';
 import { answeredLocation, networkRecord } from '../lookup/honest-location.ts';
 import type { ParsedIp } from '../../lib/ip-address.ts';
+import { ByteArena } from '../../lib/byte-arena.ts';
+import { recordJson } from '../../lib/record-json.ts';
 import {
   DatasetFormatError,
   decodeDataset,
@@ -46,7 +48,7 @@ export interface DatasetRanges {
   location(p: number): LocationRecord | null;
 }
 
-export interface LoadedIpDataset extends IpDataset {
+export interface LoadedIpDataset extends IndexedIpDataset {
   /** Every built dataset records where its types came from. */
   networkTypeEvidence(ip: ParsedIp): NetworkTypeEvidence;
   /** The segment tables behind network() and location(); no copy is made. */
@@ -176,6 +178,10 @@ export class LoadedDataset implements LoadedIpDataset {
   private readonly last6 = new Int32Array(6);
 
   private readonly strings: PackedStrings;
+  /** The records' JSON as UTF-8, made on first use by a batch answer (recordIndexes and after). */
+  readonly json = new ByteArena();
+  private readonly netJson: Int32Array;
+  private readonly locJson: Int32Array;
 
   constructor(
     readonly info: DatasetInfo,
@@ -188,6 +194,8 @@ export class LoadedDataset implements LoadedIpDataset {
     this.strings = new PackedStrings(s.strBytes, s.strOffsets as Uint32Array);
     this.nets = new LazySlots(s.netRecords.length / NET_WORDS);
     this.locs = new LazySlots(s.locRecords.length / LOC_WORDS);
+    this.netJson = new Int32Array(s.netRecords.length / NET_WORDS);
+    this.locJson = new Int32Array(s.locRecords.length / LOC_WORDS);
     if (carry) {
       this.strings.decoded.adopt(carry.from.strings.decoded, carry.same.strings);
       this.nets.adopt(carry.from.nets, carry.same.nets);
@@ -265,6 +273,59 @@ export class LoadedDataset implements LoadedIpDataset {
     return this.locs.get(i) ?? this.makeLocation(i);
   }
 
+  recordIndexes(ips: readonly ParsedIp[], net: Int32Array, loc: Int32Array): void {
+    const n = ips.length;
+    const d = this.v4Direct;
+    // Stage 1: every IPv4 address's block-index entry, a tight loop whose misses overlap.
+    for (let k = 0; k < n; k++) {
+      const ip = ips[k]!;
+      if (ip.version === 4) {
+        const h = (ip.v4 >>> 8) * 2;
+        net[k] = d[h]! - 1;
+        loc[k] = d[h + 1]! - 1;
+      } else net[k] = IPV6;
+    }
+    // Stage 2: the split blocks' short scans and the IPv6 searches. (Taking the IPv6 searches' steps
+    // for all addresses in turn, so their misses overlap, was slower: most of a search is a few
+    // steps within a sub-index block already in cache.)
+    const pairs = this.pairs;
+    for (let k = 0; k < n; k++) {
+      const m = net[k]!;
+      if (m !== SPLIT && m !== IPV6) continue;
+      const ip = ips[k]!;
+      const p =
+        (ip.version === 4
+          ? this.v4Segs[findSegment4(this.v4Starts, loc[k]!, ip.v4)]!
+          : find6Index(this.v6Starts, this.v6Segs, this.v6Index, ip.v6)) * 2;
+      net[k] = pairs[p]! | 0;
+      loc[k] = pairs[p + 1]! | 0;
+    }
+  }
+
+  networkAsn(i: number): number {
+    return this.s.netRecords[i * NET_WORDS]!;
+  }
+
+  networkType(i: number): NetworkType {
+    return this.strings.at(this.s.netRecords[i * NET_WORDS + 2]!) as NetworkType;
+  }
+
+  networkJson(i: number): number {
+    const h = this.netJson[i]!;
+    return h !== 0 ? h : (this.netJson[i] = this.prepared(this.nets.get(i) ?? this.makeNetwork(i)));
+  }
+
+  locationJson(i: number): number {
+    const h = this.locJson[i]!;
+    return h !== 0 ? h : (this.locJson[i] = this.prepared(this.locs.get(i) ?? this.makeLocation(i)));
+  }
+
+  /** The handle of a record's JSON in the arena; 0 when the record has none or it does not fit. */
+  private prepared(record: object): number {
+    const text = recordJson(record);
+    return text === undefined ? 0 : this.json.add(text);
+  }
+
   ranges(): DatasetRanges {
     const pairs = this.pairs;
     return {
@@ -317,6 +378,9 @@ export class LoadedDataset implements LoadedIpDataset {
     return rec;
   }
 }
+
+/** recordIndexes' mark for an IPv6 address between its stages (record numbers are -1 or more, SPLIT is -2). */
+const IPV6 = -3;
 
 /** The derived lookup indexes, the costly part of a load (a 128 MiB table for IPv4). */
 export interface PreparedIndexes {

@@ -1,3 +1,4 @@
+import type { ByteArena } from '../../lib/byte-arena.ts';
 import type { ParsedIp } from '../../lib/ip-address.ts';
 
 /** The contract's network.type values (an open list). */
@@ -85,6 +86,31 @@ export interface IpDataset {
   /** Never undefined: addresses in no range get EMPTY_LOCATION. */
   location(ip: ParsedIp): LocationRecord;
 }
+
+/**
+ * A dataset that can also answer a whole batch from record numbers and the records' JSON as UTF-8
+ * bytes made once (the loaded dataset). A batch answer then copies bytes per address instead of
+ * reading record objects and their JSON text spread over the heap: the reads of one stage for every
+ * address of the batch come before the next stage's, so the memory waits of different addresses
+ * overlap (docs/architecture.md, "The batch answer").
+ */
+export interface IndexedIpDataset extends IpDataset {
+  /**
+   * The number of each address's network record and location record (-1 where it is in no range), as
+   * network() and location() would answer them: `net[k]` and `loc[k]` for `ips[k]`.
+   */
+  recordIndexes(ips: readonly ParsedIp[], net: Int32Array, loc: Int32Array): void;
+  /** Network record i's ASN and type, read from the dataset's tables (no record object is made). */
+  networkAsn(i: number): number;
+  networkType(i: number): NetworkType;
+  /** The handle in `json` of network record i's JSON (the text network(ip) carries), made on first use; 0 if none. */
+  networkJson(i: number): number;
+  /** The same for location record i (the answered record location(ip) returns). */
+  locationJson(i: number): number;
+  readonly json: ByteArena;
+}
+
+export const isIndexed = (d: IpDataset): d is IndexedIpDataset => typeof (d as Partial<IndexedIpDataset>).recordIndexes === 'function';
 
 export const UNKNOWN_NETWORK: NetworkRecord = Object.freeze({
   asn: 0,

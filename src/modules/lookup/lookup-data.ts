@@ -39,6 +39,8 @@ export interface LookupView {
   network(ip: ParsedIp): NetworkRecord;
   /** Where network(ip).type came from (`?explain=true`). */
   networkEvidence(ip: ParsedIp): NetworkEvidence;
+  /** True when imported lists override some network records: network(ip) is then not always the dataset's. */
+  readonly overridden: boolean;
 }
 
 const NOT_RECORDED: NetworkTypeEvidence = Object.freeze({
@@ -89,6 +91,7 @@ function makeView(dataset: IpDataset, override: NetworkTypeOverride | undefined,
     return {
       dataset,
       version,
+      overridden: false,
       network: (ip) => dataset.network(ip),
       networkEvidence: (ip) => ({ type: dataset.network(ip).type, ...datasetEvidence(dataset, ip) }),
     };
@@ -117,6 +120,7 @@ function makeView(dataset: IpDataset, override: NetworkTypeOverride | undefined,
   return {
     dataset,
     version,
+    overridden: true,
     network,
     networkEvidence(ip) {
       const o = override.find(ip);

@@ -3,7 +3,12 @@ import type { Clock } from '../../lib/clock.ts';
 import { isPromise, type MaybePromise } from '../../lib/maybe-promise.ts';
 import type { Caller } from '../accounts/account-service.ts';
 import type { CreditLedger, DebitResult } from '../credits/credit-ledger.ts';
-import { MAX_BATCH, planBatch } from './batch.ts';
+import { MAX_BATCH, planBatch, type BatchPlan } from './batch.ts';
+import { isAnycast } from './anycast.ts';
+import { isIndexed, type IndexedIpDataset } from './ip-dataset.ts';
+import { PackedBatch } from './packed-batch.ts';
+import { reservedBlock } from './reserved-space.ts';
+import { recordJson } from '../../lib/record-json.ts';
 import { HonestLocations, type AnsweredLocation, type AnsweredNetwork, type EmbeddedIpv4 } from './honest-location.ts';
 import type { LookupData, LookupView } from './lookup-data.ts';
 import { isExplaining, type Evidence, type Intelligence, type IntelligenceSource } from './intelligence.ts';
@@ -124,17 +129,75 @@ export class LookupService {
   }
 
   async lookupIps(caller: Caller, ips: unknown): Promise<Billed<{ results: IpResult[]; invalid: string[] }>> {
-    if (!Array.isArray(ips) || ips.some((x) => typeof x !== 'string')) {
-      throw AppError.field('ips', 'must be an array of strings');
-    }
-    // Worded as the HTTP schema's maxItems check words it, so gRPC (which has no schema) says the same.
-    if (ips.length > MAX_BATCH) throw AppError.field('ips', `must have at most ${MAX_BATCH} items`);
-    const plan = planBatch(ips as string[]);
-    if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
+    const plan = checkedPlan(ips);
     return this.chargeOnView(caller.orgId, plan.cost, (view) => ({
       results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId, view)),
       invalid: plan.invalid,
     }));
+  }
+
+  /**
+   * lookupIps for an answer written as JSON: the same checks, charge and results, given as a
+   * PackedBatch when the data allows (an indexed dataset, no network list overriding it), where
+   * most addresses' results are the handles of their records' JSON; else as lookupIps gives them.
+   */
+  async lookupIpsPacked(caller: Caller, ips: unknown): Promise<Billed<PackedBatch<IpResult> | { results: IpResult[]; invalid: string[] }>> {
+    const plan = checkedPlan(ips);
+    return this.chargeOnView(caller.orgId, plan.cost, (view) =>
+      !view.overridden && isIndexed(view.dataset)
+        ? this.packed(plan.addresses, plan.invalid, caller.orgId, view, view.dataset)
+        : { results: plan.addresses.map((ip) => this.resolve(ip, caller.orgId, view)), invalid: plan.invalid },
+    );
+  }
+
+  /**
+   * An address's result is its records' JSON and its type's prior exactly when resolve() would answer
+   * the dataset's own records: in a network range with an ASN (not bogon), not reserved, not anycast
+   * (the record's flags then say so, HonestLocations.answerNetwork), not carrying an IPv4 address,
+   * with a location range (a loaded location record is already answered, HonestLocations.answerLocation),
+   * and an intelligence that carries its JSON (the shared prior-only answers). Each stage runs over the
+   * whole batch before the next (record numbers, then handles), so memory waits overlap.
+   */
+  private packed(addresses: ParsedIp[], invalid: string[], orgId: string, view: LookupView, ds: IndexedIpDataset): PackedBatch<IpResult> {
+    const n = addresses.length;
+    const net = new Int32Array(n);
+    const loc = new Int32Array(n);
+    ds.recordIndexes(addresses, net, loc);
+    // The ASN of every address's network record, one read each, before anything needs them.
+    const asns = new Float64Array(n);
+    for (let k = 0; k < n; k++) if (net[k]! >= 0) asns[k] = ds.networkAsn(net[k]!);
+    const results = new Array<IpResult | undefined>(n).fill(undefined);
+    const intelligence = new Array<Intelligence | undefined>(n).fill(undefined);
+    let plain = 0;
+    for (let k = 0; k < n; k++) {
+      const ip = addresses[k]!;
+      const ni = net[k]!;
+      const asn = asns[k]!;
+      if (ni < 0 || loc[k]! < 0 || asn === 0 || carriedIpv4(ip) || reservedBlock(ip) !== undefined || isAnycast(ip, asn)) continue;
+      const intel = this.intel.intelligence(ip, orgId, ds.networkType(ni));
+      if (recordJson(intel) === undefined) continue;
+      intelligence[k] = intel;
+      plain++;
+    }
+    // The handles of the plain results' JSON (made on first use); 0 in `net` marks a result given as an object.
+    for (let k = 0; k < n; k++) {
+      if (intelligence[k] === undefined) {
+        net[k] = 0;
+        continue;
+      }
+      const nh = ds.networkJson(net[k]!);
+      const lh = ds.locationJson(loc[k]!);
+      if (nh === 0 || lh === 0) {
+        net[k] = 0;
+        intelligence[k] = undefined;
+        plain--;
+        continue;
+      }
+      net[k] = nh;
+      loc[k] = lh;
+    }
+    if (plain < n) for (let k = 0; k < n; k++) if (net[k] === 0) results[k] = this.resolve(addresses[k]!, orgId, view);
+    return new PackedBatch(addresses, results, net, loc, intelligence, ds.json, invalid);
   }
 
   /**
@@ -151,6 +214,18 @@ export class LookupService {
     });
     return isPromise(billed) ? billed.then((b) => withVersion(b, version)) : withVersion(billed, version);
   }
+}
+
+/** A batch's input checked and planned (lookupIps): AppError for what no batch can be. */
+function checkedPlan(ips: unknown): BatchPlan {
+  if (!Array.isArray(ips) || ips.some((x) => typeof x !== 'string')) {
+    throw AppError.field('ips', 'must be an array of strings');
+  }
+  // Worded as the HTTP schema's maxItems check words it, so gRPC (which has no schema) says the same.
+  if (ips.length > MAX_BATCH) throw AppError.field('ips', `must have at most ${MAX_BATCH} items`);
+  const plan = planBatch(ips as string[]);
+  if (plan.addresses.length === 0) throw AppError.field('ips', 'must contain at least one valid IPv4 or IPv6 address');
+  return plan;
 }
 
 function withVersion<T>(billed: Billed<T>, version: string | undefined): Billed<T> {
