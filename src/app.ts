@@ -42,7 +42,7 @@ import { IntelIndex, WINDOW_S } from './modules/intel/engine/intel-index.ts';
 import { IntelSourcesWatch } from './modules/intel/intel-sources-watch.ts';
 import { networkTypeOverride } from './modules/intel/lists/network-type-override.ts';
 import type { IntelligenceSource } from './modules/lookup/intelligence.ts';
-import type { IpDataset } from './modules/lookup/ip-dataset.ts';
+import { isIndexed, type IpDataset } from './modules/lookup/ip-dataset.ts';
 import { LookupData } from './modules/lookup/lookup-data.ts';
 import { LookupService } from './modules/lookup/lookup-service.ts';
 import { LimitPolicy } from './modules/ratelimit/limit-policy.ts';
@@ -236,6 +236,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<App> {
   metrics.snapshotCounter = countSnapshots;
   metrics.storeVitals = () => stores.vitals();
   metrics.intelStats = intel ? () => intel.stats() : undefined;
+  metrics.answerBytes = () => {
+    const ds = lookupData.dataset;
+    return isIndexed(ds) ? ds.json.size.reserved : 0;
+  };
 
   // A damaged line (a torn write an older version left, or disk corruption) is passed over, not fatal;
   // said once per partition, though honeypot partitions are read by both replays.

@@ -165,6 +165,16 @@ export class Metrics {
     help: 'Build time of the IP dataset lookups answer from',
     registers: [this.registry],
   });
+  /** Set by the app: bytes the current dataset holds for batch answers (its records' JSON made so far). */
+  answerBytes: (() => number) | undefined;
+  readonly datasetAnswerBytes = new Gauge({
+    name: 'umbra_dataset_answer_bytes',
+    help:
+      "Memory the current IP dataset holds for batch answers: its records' JSON as UTF-8, made on first use " +
+      '(4 MiB chunks; at most about 132 MiB for the packaged dataset, once every record has been answered)',
+    registers: [this.registry],
+    collect: (): void => this.datasetAnswerBytes.set(this.answerBytes?.() ?? 0),
+  });
   readonly exportRecovered = new Counter({
     name: 'umbra_export_recovered_publishes_total',
     help:

@@ -45,6 +45,9 @@ async function packedCount(app: TestApp, caller: Parameters<TestApp['services'][
 describe('POST /api/v4/lookup/ips from prepared bytes', () => {
   it("should write the schema serializer's very bytes for the bench's batches, packing nearly every address", async (t) => {
     const { app, caller, both } = await setUp(t);
+    const gauge = async () => Number(/^umbra_dataset_answer_bytes (\S+)$/m.exec((await app.http.inject({ url: '/metrics' })).body)?.[1]);
+    // Nothing is made before a batch needs it.
+    assert.equal(await gauge(), 0);
     const batches = routedBatches(2);
     for (const ips of batches) {
       const { got, want, res } = await both(ips);
@@ -58,6 +61,8 @@ describe('POST /api/v4/lookup/ips from prepared bytes', () => {
     // The comparison is only worth something if the packed path answered: most routed addresses are plain.
     const packed = await packedCount(app, caller, batches[0]!);
     assert.ok(packed > 900, `${packed} of 1000 packed`);
+    // 2,000 addresses' records: their JSON fits one 4 MiB chunk, which the gauge reports.
+    assert.equal(await gauge(), 4 * 2 ** 20);
   });
 
   it('should answer every address that is not plain as the object path does, in input order, duplicates and invalid inputs as before', async (t) => {
