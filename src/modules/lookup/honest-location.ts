@@ -61,6 +61,9 @@ export interface EmbeddedIpv4 {
   via: Ipv4Carrier;
 }
 
+/** Whether an address of a network with ASN `asn` (0: none) is answered bogon: no ASN, or reserved space. */
+export const isBogon = (at: ParsedIp, asn: number): boolean => asn === 0 || reservedBlock(at) !== undefined;
+
 /**
  * Turns the dataset's records into answers that claim no more than the data supports:
  *
@@ -103,7 +106,7 @@ export class HonestLocations {
   /** `base`, the network record of `at` (a target()), flagged: the record itself when it already says so (loaded datasets). */
   answerNetwork(base: NetworkRecord, at: ParsedIp): AnsweredNetwork {
     if (base === UNKNOWN_NETWORK) return UNROUTED_NETWORK;
-    const bogon = base.asn === 0 || reservedBlock(at) !== undefined;
+    const bogon = isBogon(at, base.asn);
     const anycast = !bogon && isAnycast(at, base.asn);
     if (base.bogon === bogon && base.anycast === anycast) return base as AnsweredNetwork;
     return this.network(base, bogon, anycast);

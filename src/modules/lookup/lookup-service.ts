@@ -7,9 +7,8 @@ import { MAX_BATCH, planBatch, type BatchPlan } from './batch.ts';
 import { isAnycast } from './anycast.ts';
 import { isIndexed, type IndexedIpDataset } from './ip-dataset.ts';
 import { PackedBatch } from './packed-batch.ts';
-import { reservedBlock } from './reserved-space.ts';
 import { recordJson } from '../../lib/record-json.ts';
-import { HonestLocations, type AnsweredLocation, type AnsweredNetwork, type EmbeddedIpv4 } from './honest-location.ts';
+import { HonestLocations, isBogon, type AnsweredLocation, type AnsweredNetwork, type EmbeddedIpv4 } from './honest-location.ts';
 import type { LookupData, LookupView } from './lookup-data.ts';
 import { isExplaining, type Evidence, type Intelligence, type IntelligenceSource } from './intelligence.ts';
 import { carriedIpv4, parseIp, type ParsedIp } from '../../lib/ip-address.ts';
@@ -168,16 +167,15 @@ export class LookupService {
     for (let k = 0; k < n; k++) if (net[k]! >= 0) asns[k] = ds.networkAsn(net[k]!);
     const results = new Array<IpResult | undefined>(n).fill(undefined);
     const intelligence = new Array<Intelligence | undefined>(n).fill(undefined);
-    let plain = 0;
     for (let k = 0; k < n; k++) {
       const ip = addresses[k]!;
       const ni = net[k]!;
       const asn = asns[k]!;
-      if (ni < 0 || loc[k]! < 0 || asn === 0 || carriedIpv4(ip) || reservedBlock(ip) !== undefined || isAnycast(ip, asn)) continue;
+      // HonestLocations.answerNetwork's rules: neither flag set, so the record is answered as it is.
+      if (ni < 0 || loc[k]! < 0 || carriedIpv4(ip) || isBogon(ip, asn) || isAnycast(ip, asn)) continue;
       const intel = this.intel.intelligence(ip, orgId, ds.networkType(ni));
       if (recordJson(intel) === undefined) continue;
       intelligence[k] = intel;
-      plain++;
     }
     // The handles of the plain results' JSON (made on first use); 0 in `net` marks a result given as an object.
     for (let k = 0; k < n; k++) {
@@ -190,13 +188,12 @@ export class LookupService {
       if (nh === 0 || lh === 0) {
         net[k] = 0;
         intelligence[k] = undefined;
-        plain--;
         continue;
       }
       net[k] = nh;
       loc[k] = lh;
     }
-    if (plain < n) for (let k = 0; k < n; k++) if (net[k] === 0) results[k] = this.resolve(addresses[k]!, orgId, view);
+    for (let k = 0; k < n; k++) if (net[k] === 0) results[k] = this.resolve(addresses[k]!, orgId, view);
     return new PackedBatch(addresses, results, net, loc, intelligence, ds.json, invalid);
   }
 
